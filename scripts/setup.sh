@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Sets up this machine as the controller: the apt tools the test hosts need (as root)
+# and a venv in .venv with the pinned requirements. Safe to run again; quick when done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_needs=(debootstrap openssh-server openssh-client ca-certificates util-linux mount tar procps)
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  missing=()
+  for pkg in "${apt_needs[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: apt-get install ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  python3 -m venv .venv
+fi
+if ! cmp -s requirements.txt .venv/.requirements.installed; then
+  echo "setup: pip install -r requirements.txt"
+  # (this machine's pip config names local indexes that may be absent: drop those notes)
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt 2>&1 \
+    | { grep -v "^WARNING: Location" || true; }
+  cp requirements.txt .venv/.requirements.installed
+fi
+echo "setup: ready (.venv/bin/pyinfra $(.venv/bin/pyinfra --version 2>/dev/null | awk '{print $NF}'))"

@@ -1,0 +1,81 @@
+"""The testbed itself: hosts reached over real SSH, notebook-style reset, clean teardown."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.e2e.conftest import REPO, TestHost, run_pyinfra, write_inventory
+
+
+def test_pyinfra_reads_a_real_fact_over_ssh(host: TestHost, tmp_path: Path) -> None:
+    inv = write_inventory(tmp_path / "inv.py", [host])
+    res = run_pyinfra(inv, "fact", "server.LinuxDistribution", check=True)
+    out = res.stderr  # pyinfra prints facts as JSON on stderr, after its progress lines
+    facts = json.loads(out[out.index("\n{") : out.rindex("}") + 1])
+    assert facts[host.name]["name"] == "Debian"
+    assert facts[host.name]["major"] == 12
+
+
+def test_reset_keeps_persist_and_drops_the_rest(host: TestHost) -> None:
+    host.ssh("echo kept > /persist/marker && echo dropped > /root/marker && "
+             "(setsid sleep 600 </dev/null >/dev/null 2>&1 &)")
+    assert "sleep" in host.ssh("ps -eo comm").stdout
+    host.reset()
+    assert host.ssh("cat /persist/marker").stdout == "kept\n"
+    assert host.ssh("test -e /root/marker", check=False).returncode == 1
+    assert "sleep" not in host.ssh("ps -eo comm").stdout  # the reset ended the old processes
+
+
+def test_host_sees_only_its_own_processes_and_no_systemd(host: TestHost) -> None:
+    comms = host.ssh("ps -eo pid,comm --no-headers").stdout.split("\n")
+    assert comms[0].split() == ["1", "sshd"]
+
+
+def test_changed_host_key_is_refused(host: TestHost, tmp_path: Path) -> None:
+    known = tmp_path / "known_hosts"
+    wrong = tmp_path / "wrong_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(wrong)], check=True)
+    kind, key = (Path(str(wrong) + ".pub")).read_text().split()[:2]
+    known.write_text(f"[127.0.0.1]:{host.data['ssh_port']} {kind} {key}\n")
+    inv = write_inventory(tmp_path / "inv.py", [host], ssh_known_hosts_file=str(known))
+    res = run_pyinfra(inv, "fact", "server.Os")
+    assert res.returncode != 0
+    assert "Linux" not in res.stdout + res.stderr
+
+
+def test_mirror_serves_a_host_and_logs_it(host: TestHost, mirror, tmp_path: Path) -> None:
+    src = tmp_path / "artifact.bin"
+    src.write_bytes(os.urandom(4096))
+    url, digest = mirror.place(src, "t/artifact.bin")
+    cmd = f"python3 -c \"import urllib.request,hashlib;print(hashlib.sha256(urllib.request.urlopen('{url}').read()).hexdigest())\""
+    assert host.ssh(cmd).stdout.strip() == digest
+    assert ("GET", "/t/artifact.bin", 200) in mirror.requests()
+
+
+def _testbed_cli(state: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TRITON_TESTBED_DIR": str(state)}
+    return subprocess.run([sys.executable, "-m", "tests.testbed", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, check=True, timeout=600)
+
+
+def test_up_reset_down_leave_nothing_behind(tmp_path: Path) -> None:
+    state = tmp_path / "tb"
+    inv = Path(_testbed_cli(state, "up", "--hosts", "1").stdout.strip())
+    assert inv.exists()
+    st = json.loads((state / "state.json").read_text())
+    pid = st["hosts"]["tb1"]["pid"]
+    assert Path(f"/proc/{pid}").exists()
+    _testbed_cli(state, "reset", "tb1")
+    pid2 = json.loads((state / "state.json").read_text())["hosts"]["tb1"]["pid"]
+    _testbed_cli(state, "down")
+    _testbed_cli(state, "down")  # safe twice
+    mounts = Path("/proc/self/mounts").read_text()
+    assert str(state) not in mounts
+    assert not (state / "hosts").exists()
+    for p in (pid, pid2):
+        stat = Path(f"/proc/{p}/stat")
+        assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"

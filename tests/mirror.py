@@ -1,0 +1,116 @@
+"""A local artifact mirror: an HTTP server on loopback serving files the tests place there.
+
+It stands in for the download sources a real host uses (a Triton tarball URL, a wheel
+index), and keeps an access log so a test can prove that nothing was fetched. Usage:
+
+    python -m tests.mirror DIR [--port 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shutil
+import threading
+import time
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+def sha256_of(path: Path) -> str:
+    """The hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    """Serves the mirror directory and appends one line per request to the access log."""
+
+    def __init__(self, *args, mirror: Mirror, **kwargs):
+        self.mirror = mirror
+        super().__init__(*args, directory=str(mirror.root), **kwargs)
+
+    def log_request(self, code="-", size="-"):  # noqa: D102 - http.server's hook
+        self.mirror._record(self.command, self.path, int(code) if str(code).isdigit() else 0)
+
+    def log_message(self, format, *args):  # noqa: A002 - keep stderr quiet
+        pass
+
+
+class Mirror:
+    """An HTTP file server on 127.0.0.1 over one directory, with an access log."""
+
+    def __init__(self, root: Path, port: int = 0, host: str = "127.0.0.1"):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.root.parent / f"{self.root.name}-access.log"
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer((host, port), partial(_Handler, mirror=self))
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> Mirror:
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> Mirror:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def place(self, src: Path, name: str | None = None) -> tuple[str, str]:
+        """Copy a file into the mirror (with NAME.sha256 beside it); return its URL and sha256."""
+        name = name or Path(src).name
+        dest = self.root / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if Path(src).resolve() != dest.resolve():
+            shutil.copyfile(src, dest)
+        digest = sha256_of(dest)
+        dest.with_name(dest.name + ".sha256").write_text(f"{digest}  {dest.name}\n")
+        return f"{self.url}/{name}", digest
+
+    def _record(self, method: str, path: str, status: int) -> None:
+        with self._lock, open(self.log_path, "a") as log:
+            log.write(f"{time.time():.3f} {method} {path} {status}\n")
+
+    def requests(self) -> list[tuple[str, str, int]]:
+        """Every request served so far, as (method, path, status)."""
+        if not self.log_path.exists():
+            return []
+        out = []
+        for line in self.log_path.read_text().splitlines():
+            _, method, path, status = line.split(" ", 3)
+            out.append((method, path, int(status)))
+        return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.mirror", description=__doc__.split("\n")[0])
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    mirror = Mirror(args.directory, args.port)
+    print(f"serving {args.directory} at {mirror.url}; access log {mirror.log_path}", flush=True)
+    try:
+        mirror._server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
