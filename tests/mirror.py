@@ -9,6 +9,7 @@ index), and keeps an access log so a test can prove that nothing was fetched. Us
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import shutil
 import threading
@@ -34,10 +35,10 @@ class _Handler(SimpleHTTPRequestHandler):
         self.mirror = mirror
         super().__init__(*args, directory=str(mirror.root), **kwargs)
 
-    def log_request(self, code="-", size="-"):  # noqa: D102 - http.server's hook
+    def log_request(self, code="-", size="-"):
         self.mirror._record(self.command, self.path, int(code) if str(code).isdigit() else 0)
 
-    def log_message(self, format, *args):  # noqa: A002 - keep stderr quiet
+    def log_message(self, format, *args):
         pass
 
 
@@ -105,10 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     mirror = Mirror(args.directory, args.port)
     print(f"serving {args.directory} at {mirror.url}; access log {mirror.log_path}", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         mirror._server.serve_forever()
-    except KeyboardInterrupt:
-        pass
     return 0
 
 

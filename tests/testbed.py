@@ -229,8 +229,7 @@ def _install_identity(host: Host) -> None:
     if not (keydir / "ssh_host_ed25519_key").exists():
         for kind in ("ed25519",):
             _run(
-                ["ssh-keygen", "-q", "-t", kind, "-N", "", "-C", host.name,
-                 "-f", str(keydir / f"ssh_host_{kind}_key")]
+                ["ssh-keygen", "-q", "-t", kind, "-N", "", "-C", host.name, "-f", str(keydir / f"ssh_host_{kind}_key")]
             )
     etc_ssh = host.root / "etc/ssh"
     for old in etc_ssh.glob("ssh_host_*"):
@@ -260,21 +259,35 @@ def _start(host: Host) -> None:
     )
     log = open(host.dir / "sshd.log", "ab")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(
-        ["unshare", "--pid", "--fork", "--mount", "--propagation", "private", "--kill-child",
-         "--", "sh", "-c", script, "testbed-host", root, str(host.persist), str(host.ssh_port)],
-        stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+        [
+            "unshare",
+            "--pid",
+            "--fork",
+            "--mount",
+            "--propagation",
+            "private",
+            "--kill-child",
+            "--",
+            "sh",
+            "-c",
+            script,
+            "testbed-host",
+            root,
+            str(host.persist),
+            str(host.ssh_port),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
     )
     log.close()
     host.pid = proc.pid
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise TestbedError(
-                f"sshd of {host.name} exited ({proc.returncode}); see {host.dir / 'sshd.log'}"
-            )
-        with contextlib.suppress(OSError), socket.create_connection(
-            ("127.0.0.1", host.ssh_port), timeout=1
-        ) as s:
+            raise TestbedError(f"sshd of {host.name} exited ({proc.returncode}); see {host.dir / 'sshd.log'}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", host.ssh_port), timeout=1) as s:
             if s.recv(4).startswith(b"SSH-"):
                 return
         time.sleep(0.05)

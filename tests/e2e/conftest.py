@@ -57,14 +57,21 @@ class TestHost:
         """Run a shell command on the host over SSH (host key checked); stdin closed."""
         d = self.data
         argv = [
-            "ssh", "-i", d["ssh_key"], "-p", str(d["ssh_port"]),
-            "-o", f"UserKnownHostsFile={d['ssh_known_hosts_file']}",
-            "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
-            f"root@{d['ssh_hostname']}", command,
+            "ssh",
+            "-i",
+            d["ssh_key"],
+            "-p",
+            str(d["ssh_port"]),
+            "-o",
+            f"UserKnownHostsFile={d['ssh_known_hosts_file']}",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "BatchMode=yes",
+            f"root@{d['ssh_hostname']}",
+            command,
         ]
-        return subprocess.run(
-            argv, check=check, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600
-        )
+        return subprocess.run(argv, check=check, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
 
     def reset(self) -> None:
         self.host = testbed.reset(self.name)
@@ -80,9 +87,7 @@ def write_inventory(path: Path, hosts: list[TestHost], **data) -> Path:
 def run_pyinfra(inventory: Path | str, *args: str, check: bool = False) -> subprocess.CompletedProcess:
     """Run the pyinfra CLI from the repository root, as a user would."""
     argv = [sys.executable, "-m", "pyinfra", str(inventory), *args]
-    res = subprocess.run(
-        argv, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=1800
-    )
+    res = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=1800)
     if check and res.returncode != 0:
         raise AssertionError(f"pyinfra failed ({res.returncode}):\n{res.stdout}\n{res.stderr}")
     return res

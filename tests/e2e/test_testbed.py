@@ -21,8 +21,9 @@ def test_pyinfra_reads_a_real_fact_over_ssh(host: TestHost, tmp_path: Path) -> N
 
 
 def test_reset_keeps_persist_and_drops_the_rest(host: TestHost) -> None:
-    host.ssh("echo kept > /persist/marker && echo dropped > /root/marker && "
-             "(setsid sleep 600 </dev/null >/dev/null 2>&1 &)")
+    host.ssh(
+        "echo kept > /persist/marker && echo dropped > /root/marker && (setsid sleep 600 </dev/null >/dev/null 2>&1 &)"
+    )
     assert "sleep" in host.ssh("ps -eo comm").stdout
     host.reset()
     assert host.ssh("cat /persist/marker").stdout == "kept\n"
@@ -51,15 +52,23 @@ def test_mirror_serves_a_host_and_logs_it(host: TestHost, mirror, tmp_path: Path
     src = tmp_path / "artifact.bin"
     src.write_bytes(os.urandom(4096))
     url, digest = mirror.place(src, "t/artifact.bin")
-    cmd = f"python3 -c \"import urllib.request,hashlib;print(hashlib.sha256(urllib.request.urlopen('{url}').read()).hexdigest())\""
+    fetch = f"import urllib.request as u, hashlib; print(hashlib.sha256(u.urlopen('{url}').read()).hexdigest())"
+    cmd = f'python3 -c "{fetch}"'
     assert host.ssh(cmd).stdout.strip() == digest
     assert ("GET", "/t/artifact.bin", 200) in mirror.requests()
 
 
 def _testbed_cli(state: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "TRITON_TESTBED_DIR": str(state)}
-    return subprocess.run([sys.executable, "-m", "tests.testbed", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, check=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "tests.testbed", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
 
 
 def test_up_reset_down_leave_nothing_behind(tmp_path: Path) -> None:

@@ -1,0 +1,1 @@
+"""Custom pyinfra facts read from a Triton target host: one remote command each, pure process()."""

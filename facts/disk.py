@@ -1,0 +1,43 @@
+"""Facts about free space where we install and where caches persist."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from pyinfra.api import FactBase, StringCommand
+
+from facts._shell import script_command
+
+
+class FreeSpaceData(TypedDict):
+    existing: str  # its nearest existing ancestor, which df measured
+    mount: str
+    free_bytes: int
+    total_bytes: int
+
+
+class FreeSpace(FactBase[FreeSpaceData | None]):
+    """Free and total bytes of the file system that holds path (or would, once made)."""
+
+    def command(self, path: str) -> StringCommand:
+        return script_command(
+            'p="$1"; while [ ! -e "$p" ] && [ "$p" != / ]; do p=$(dirname "$p"); done;'
+            ' echo "PATH=$p"; df -Pk "$p" 2>/dev/null | tail -n +2',
+            path,
+        )
+
+    def process(self, output: list[str]) -> FreeSpaceData | None:
+        existing = ""
+        for line in output:
+            if line.startswith("PATH="):
+                existing = line[5:]
+                continue
+            cols = line.split()
+            if len(cols) >= 6 and cols[1].isdigit() and cols[3].isdigit():
+                return FreeSpaceData(
+                    existing=existing,
+                    mount=cols[-1],
+                    free_bytes=int(cols[3]) * 1024,
+                    total_bytes=int(cols[1]) * 1024,
+                )
+        return None

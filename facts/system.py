@@ -1,0 +1,127 @@
+"""Facts about the operating system: release, architecture, C runtime, init system."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import TypedDict
+
+from pyinfra.api import FactBase
+
+
+class OsReleaseData(TypedDict):
+    id: str  # "debian", "ubuntu"
+    version_id: str  # "12", "22.04"
+    codename: str  # "bookworm", "jammy"
+    id_like: str
+    pretty_name: str
+    arch: str  # `uname -m`: "x86_64", "aarch64"
+
+
+class OsRelease(FactBase[OsReleaseData | None]):
+    """The host's /etc/os-release and machine architecture; None where neither is readable."""
+
+    def command(self) -> str:
+        return 'cat /etc/os-release 2>/dev/null; echo "ARCH=$(uname -m)"'
+
+    def process(self, output: list[str]) -> OsReleaseData | None:
+        values: dict[str, str] = {}
+        for line in output:
+            key, sep, raw = line.partition("=")
+            if not sep or not re.fullmatch(r"[A-Z_]+", key):
+                continue
+            try:
+                parts = shlex.split(raw)
+            except ValueError:
+                continue
+            values[key] = parts[0] if parts else ""
+        if "ID" not in values:
+            return None
+        return OsReleaseData(
+            id=values["ID"].lower(),
+            version_id=values.get("VERSION_ID", ""),
+            codename=values.get("VERSION_CODENAME", "") or values.get("UBUNTU_CODENAME", ""),
+            id_like=values.get("ID_LIKE", ""),
+            pretty_name=values.get("PRETTY_NAME", ""),
+            arch=values.get("ARCH", ""),
+        )
+
+
+class CRuntimeData(TypedDict):
+    glibc: str | None  # "2.36"
+    glibcxx: str | None  # highest GLIBCXX_ symbol version in libstdc++, "3.4.30"
+
+
+def _version_key(v: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in v.split("."))
+
+
+class CRuntime(FactBase[CRuntimeData]):
+    """glibc version and the highest GLIBCXX_ version the host's libstdc++.so.6 provides."""
+
+    def command(self) -> str:
+        return (
+            "getconf GNU_LIBC_VERSION 2>/dev/null || true; "
+            "for f in $( (/sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null)"
+            " | awk '$1 == \"libstdc++.so.6\" {print $NF}'); do"
+            " grep -ao 'GLIBCXX_[0-9][0-9.]*[0-9]' \"$f\" 2>/dev/null; done | sort -u"
+        )
+
+    @staticmethod
+    def default() -> CRuntimeData:
+        return CRuntimeData(glibc=None, glibcxx=None)
+
+    def process(self, output: list[str]) -> CRuntimeData:
+        glibc = None
+        glibcxx: list[str] = []
+        for line in output:
+            m = re.fullmatch(r"glibc (\d+\.\d+)", line.strip())
+            if m:
+                glibc = m.group(1)
+            m = re.fullmatch(r"GLIBCXX_(\d+(?:\.\d+)+)", line.strip())
+            if m:
+                glibcxx.append(m.group(1))
+        return CRuntimeData(glibc=glibc, glibcxx=max(glibcxx, key=_version_key) if glibcxx else None)
+
+
+class InitSystemData(TypedDict):
+    pid1: str  # the command name of PID 1: "systemd", "init", "sshd", "docker-init" ...
+    systemd: bool  # systemd is PID 1 and booted the host: units can be used
+    notebook: str | None  # "colab", "kaggle" or None
+    content_dir: bool  # a notebook's /content exists
+
+
+class InitSystem(FactBase[InitSystemData]):
+    """Whether systemd runs the host (else we start the server ourselves) and notebook hints.
+
+    Only the names of notebook environment variables are read, never their values.
+    """
+
+    def command(self) -> str:
+        return (
+            'echo "PID1=$(cat /proc/1/comm 2>/dev/null)"; '
+            "[ -d /run/systemd/system ] && echo SYSTEMD_BOOTED; "
+            "[ -d /content ] && echo CONTENT_DIR; "
+            "env | cut -d= -f1 | grep -E '^(COLAB_|KAGGLE_)' | sed 's/^/ENV=/'; true"
+        )
+
+    @staticmethod
+    def default() -> InitSystemData:
+        return InitSystemData(pid1="", systemd=False, notebook=None, content_dir=False)
+
+    def process(self, output: list[str]) -> InitSystemData:
+        data = self.default()
+        booted = False
+        for line in output:
+            if line.startswith("PID1="):
+                data["pid1"] = line[5:].strip()
+            elif line == "SYSTEMD_BOOTED":
+                booted = True
+            elif line == "CONTENT_DIR":
+                data["content_dir"] = True
+            elif line.startswith("ENV=COLAB_"):
+                data["notebook"] = "colab"
+            elif line.startswith("ENV=KAGGLE_") and not data["notebook"]:
+                data["notebook"] = "kaggle"
+        data["systemd"] = booted and data["pid1"] == "systemd"
+        return data
