@@ -1,0 +1,207 @@
+"""The compatibility rules as data: every number here has its source beside it.
+
+Sources, cited by key below:
+  [pytriton-0.7.0]  the nvidia-pytriton 0.7.0 wheel itself, inspected with readelf/objdump
+                    (../shared/notes/triton-native.md, checked on Debian 12)
+  [pytriton-log]    pytriton CHANGELOG: which Triton each pytriton release carries
+  [build.py]        triton-inference-server/server build.py: base OS, stub Python, glibc
+  [relnotes]        NVIDIA Triton release notes: CUDA per release, minimum compute capability
+  [cuda-compat]     NVIDIA CUDA compatibility guide: minimum driver per CUDA version
+  [torch-matrix]    pytorch RELEASE.md release compatibility matrix
+  [apt]             package contents (packages.debian.org, packages.ubuntu.com)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TritonBuild:
+    """What one Triton server build needs from a host."""
+
+    version: str  # server version, "2.51.0"
+    release: str  # NGC release it matches, "24.10"
+    min_glibc: str
+    min_glibcxx: str
+    cuda: str  # CUDA the build was made with
+    min_compute_capability: str
+    numpy_spec: str  # what the python backend stub's numpy must satisfy
+    host_sonames: tuple[str, ...]  # sonames taken from the host (beyond glibc's own)
+
+
+@dataclass(frozen=True)
+class PytritonRelease:
+    """An nvidia-pytriton wheel on PyPI that carries a Triton build."""
+
+    version: str
+    triton: str  # server version inside
+    url: str  # where PyPI serves the wheel
+    sha256: str
+    stub_pythons: tuple[str, ...]  # python_backend_stubs/<minor>/ in the wheel
+    bundled_libpython: tuple[str, ...]  # stubs whose libpython ships in the wheel's libs
+    archs: tuple[str, ...]
+
+
+# Sonames every glibc host has with libc6 itself; never reported, never installed.
+GLIBC_SONAMES = frozenset(
+    {
+        "libc.so.6",
+        "libm.so.6",
+        "libdl.so.2",
+        "libpthread.so.0",
+        "librt.so.1",
+        "libresolv.so.2",
+        "ld-linux-x86-64.so.2",
+        "ld-linux-aarch64.so.1",
+    }
+)
+
+TRITON_BUILDS: dict[str, TritonBuild] = {
+    # [pytriton-0.7.0]: highest GLIBC_2.35 / GLIBCXX_3.4.30 over every ELF file in the wheel;
+    # the only NEEDED sonames not bundled are libz, libstdc++ and libgcc_s (and libc's own).
+    # [relnotes] 24.10 = CUDA 12.6, compute capability >= 6.0; [build.py] numpy<2 for 2.49-2.71
+    # (the 2.51 stub dies on BYTES tensors with numpy 2, checked).
+    "2.51.0": TritonBuild(
+        version="2.51.0",
+        release="24.10",
+        min_glibc="2.35",
+        min_glibcxx="3.4.30",
+        cuda="12.6",
+        min_compute_capability="6.0",
+        numpy_spec="<2",
+        host_sonames=("libz.so.1", "libstdc++.so.6", "libgcc_s.so.1"),
+    ),
+    # [pytriton-log] 0.5.12 carries 2.50.0, 0.5.11 carries 2.49.0; same Ubuntu 22.04 base [build.py].
+    "2.50.0": TritonBuild(
+        version="2.50.0",
+        release="24.09",
+        min_glibc="2.35",
+        min_glibcxx="3.4.30",
+        cuda="12.6",
+        min_compute_capability="6.0",
+        numpy_spec="<2",
+        host_sonames=("libz.so.1", "libstdc++.so.6", "libgcc_s.so.1"),
+    ),
+}
+
+# The runtime libraries of a Triton copied out of a 22.04-based NGC container (tarball
+# source), which bundles none of them [build.py, notes]. Boost/rapidjson are header-only.
+CONTAINER_HOST_SONAMES: tuple[str, ...] = (
+    "libb64.so.0d",
+    "libre2.so.9",
+    "libnuma.so.1",
+    "libjemalloc.so.2",
+    "libtcmalloc.so.4",
+    "libcurl.so.4",
+    "libgomp.so.1",
+    "libarchive.so.13",
+    "libz.so.1",
+    "libstdc++.so.6",
+    "libgcc_s.so.1",
+)
+
+PYTRITON_RELEASES: dict[str, PytritonRelease] = {
+    # [pytriton-0.7.0] checked: 55 MB wheel, sha256 below, stubs 3.8-3.13, the 3.13 stub links
+    # a libpython3.13 shipped in nvidia_pytriton.libs; manylinux_2_35_x86_64 only.
+    "0.7.0": PytritonRelease(
+        version="0.7.0",
+        triton="2.51.0",
+        url="https://files.pythonhosted.org/packages/65/15/9192f7ffe7fab32f545d2a51bdde01e8a50363b8694f0d441efe0cc5310d/"
+        "nvidia_pytriton-0.7.0-py3-none-manylinux_2_35_x86_64.whl",
+        sha256="21f063ff93bb426d0c06b7a55e7eb9efcfe62c0dddd9a908e9877e18710128df",
+        stub_pythons=("3.8", "3.9", "3.10", "3.11", "3.12", "3.13"),
+        bundled_libpython=("3.13",),
+        archs=("x86_64",),
+    ),
+}
+
+# Server version from an NGC release tag [relnotes]: 23.MM = 2.(29+MM), 24.MM = 2.(41+MM),
+# 25.MM = 2.(53+MM).
+RELEASE_MINOR_OFFSET = {"23": 29, "24": 41, "25": 53}
+
+# Minimum Linux driver per CUDA major (minor-version compatibility) [cuda-compat].
+CUDA_MAJOR_MIN_DRIVER = {"11": "450.80.02", "12": "525.60.13", "13": "580.0"}
+# Driver that ships with each toolkit: full feature support [cuda-compat].
+CUDA_TOOLKIT_DRIVER = {
+    "11.8": "520.61.05",
+    "12.1": "530.30.02",
+    "12.4": "550.54.14",
+    "12.6": "560.28.03",
+    "12.8": "570.26",
+}
+
+# CUDA variants of the official PyTorch wheels per minor version [torch-matrix]; "cpu" always.
+TORCH_CUDA_VARIANTS: dict[str, tuple[str, ...]] = {
+    "2.4": ("cu118", "cu121", "cu124"),
+    "2.5": ("cu118", "cu121", "cu124"),
+    "2.6": ("cu118", "cu124", "cu126"),
+    "2.7": ("cu118", "cu126", "cu128"),
+    "2.8": ("cu126", "cu128", "cu129"),
+    "2.9": ("cu126", "cu128", "cu130"),
+    "2.10": ("cu126", "cu128", "cu130"),
+    "2.11": ("cu126", "cu128", "cu130"),
+    "2.12": ("cu126", "cu130", "cu132"),
+}
+# CUDA 13 builds drop GPUs below compute capability 7.5 [torch-matrix].
+CUDA13_MIN_COMPUTE_CAPABILITY = "7.5"
+
+# soname -> apt package, per distro; keys are (id, version_id) with (id, "*") as the fallback.
+# None = that release has no package with this soname (never symlink another soname to it).
+# [apt]: Debian 13 and Ubuntu 24.04 renamed several libraries for the 64-bit time_t change.
+SONAME_PACKAGES: dict[str, dict[tuple[str, str], str | None]] = {
+    "libz.so.1": {("debian", "*"): "zlib1g", ("ubuntu", "*"): "zlib1g"},
+    "libstdc++.so.6": {("debian", "*"): "libstdc++6", ("ubuntu", "*"): "libstdc++6"},
+    "libgcc_s.so.1": {("debian", "*"): "libgcc-s1", ("ubuntu", "*"): "libgcc-s1"},
+    "libb64.so.0d": {("debian", "*"): "libb64-0d", ("ubuntu", "*"): "libb64-0d"},
+    "libre2.so.9": {
+        ("debian", "11"): "libre2-9",
+        ("debian", "12"): "libre2-9",
+        ("debian", "13"): None,
+        ("ubuntu", "22.04"): "libre2-9",
+        ("ubuntu", "24.04"): None,
+    },
+    "libnuma.so.1": {("debian", "*"): "libnuma1", ("ubuntu", "*"): "libnuma1"},
+    "libjemalloc.so.2": {("debian", "*"): "libjemalloc2", ("ubuntu", "*"): "libjemalloc2"},
+    "libtcmalloc.so.4": {
+        ("debian", "*"): "libgoogle-perftools4",
+        ("ubuntu", "*"): "libgoogle-perftools4",
+        ("debian", "13"): "libgoogle-perftools4t64",
+        ("ubuntu", "24.04"): "libgoogle-perftools4t64",
+    },
+    "libcurl.so.4": {
+        ("debian", "*"): "libcurl4",
+        ("ubuntu", "*"): "libcurl4",
+        ("debian", "13"): "libcurl4t64",
+        ("ubuntu", "24.04"): "libcurl4t64",
+    },
+    "libgomp.so.1": {("debian", "*"): "libgomp1", ("ubuntu", "*"): "libgomp1"},
+    "libarchive.so.13": {
+        ("debian", "*"): "libarchive13",
+        ("ubuntu", "*"): "libarchive13",
+        ("debian", "13"): "libarchive13t64",
+        ("ubuntu", "24.04"): "libarchive13t64",
+    },
+}
+# libpython3.X.so.1.0 comes from libpython3.X on Debian and Ubuntu alike, and a venv from
+# python3.X-venv [apt]; a release ships only its own Python minor versions.
+DISTRO_PYTHONS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("debian", "11"): ("3.9",),
+    ("debian", "12"): ("3.11",),
+    ("debian", "13"): ("3.13",),
+    ("ubuntu", "20.04"): ("3.8",),
+    ("ubuntu", "22.04"): ("3.10",),
+    ("ubuntu", "24.04"): ("3.12",),
+}
+
+# numpy<2 (which the 2.49-2.71 stubs need) has wheels up to Python 3.12: numpy 1.26.4 is the
+# last 1.x release and supports 3.9-3.12 (numpy release notes); 3.13 needs numpy >= 2.1.
+NUMPY_LT2_MAX_PYTHON = "3.12"
+
+# Disk the install needs, in bytes; measured here unless said otherwise.
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+DISK_TRITON_INSTALL = 300 * MIB  # pytriton 0.7.0 unpacked: 143 MB, twice while switching versions
+DISK_TRITON_DOWNLOAD = 60 * MIB  # the 55 MB wheel in the persistent cache
+DISK_VENV = {"cpu": 2 * GIB, "cuda": 9 * GIB}  # torch CPU ~0.9 GB in a venv; CUDA ~6-7 GB [machine notes]
+DISK_PIP_CACHE = {"cpu": 1 * GIB, "cuda": 5 * GIB}  # downloaded wheels kept on the persistent path

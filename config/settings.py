@@ -1,0 +1,233 @@
+"""The provisioner's settings: defaults from group_data/all.py, types and checks here.
+
+`load()` turns a host's pyinfra data into a typed, validated `Settings`, or raises
+`SettingsError` naming every bad key with the fix, before anything on a host changes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+DEFAULTS_FILE = Path(__file__).resolve().parents[1] / "group_data" / "all.py"
+# Host data keys with these prefixes are ours: an unknown one is a typo, not someone else's key.
+OWN_PREFIXES = (
+    "triton_",
+    "torch_",
+    "venv_",
+    "persist_",
+    "pip_",
+    "numpy_",
+    "transformers_",
+    "tokenizers_",
+    "huggingface_",
+    "audit_",
+    "hf_",
+)
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_VERSION = re.compile(r"^\d+(\.\d+){1,3}$")
+_PYTHON = re.compile(r"^3\.\d{1,2}$")
+_VARIANT = re.compile(r"^(auto|cpu|cu\d{3})$")
+
+
+class SettingsError(ValueError):
+    """One or more settings are wrong; the message lists each with its fix."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting, typed. Names and meanings: group_data/all.py."""
+
+    triton_source: str
+    triton_pytriton_version: str
+    triton_pytriton_sha256: str
+    triton_pytriton_url: str
+    triton_tarball_url: str
+    triton_tarball_sha256: str
+    triton_tarball_strip_components: int
+    triton_home: str
+    venv_dir: str
+    persist_dir: str
+    triton_python: str
+    torch_version: str
+    torch_variant: str
+    torch_index_url: str
+    pip_find_links: str
+    pip_index_url: str
+    numpy_version: str
+    transformers_version: str
+    tokenizers_version: str
+    huggingface_hub_version: str
+    triton_http_address: str
+    triton_http_port: int
+    triton_grpc_port: int
+    triton_metrics_port: int
+    audit_report_path: str
+
+    @property
+    def server_home(self) -> str:
+        """The Triton home every program uses: the `current` link under triton_home."""
+        return f"{self.triton_home.rstrip('/')}/current"
+
+
+def defaults() -> dict[str, Any]:
+    """The defaults, read from group_data/all.py: the one place they are written."""
+    namespace: dict[str, Any] = {}
+    exec(compile(DEFAULTS_FILE.read_text(), str(DEFAULTS_FILE), "exec"), namespace)
+    names = {f.name for f in fields(Settings)}
+    return {k: v for k, v in namespace.items() if k in names}
+
+
+def _abs_path(value: str) -> str | None:
+    if not value.startswith("/") or "\n" in value or "\0" in value:
+        return "must be an absolute path, such as /opt/triton"
+    return None
+
+
+def _version(value: str) -> str | None:
+    return None if _VERSION.match(value) else "must be a version such as 2.8.0"
+
+
+def _sha256(value: str) -> str | None:
+    return None if _SHA256.match(value) else "must be 64 lower-case hex digits (sha256sum prints it)"
+
+
+def _optional(check: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    return lambda v: None if v == "" else check(v)
+
+
+def _url(value: str) -> str | None:
+    u = urlparse(value)
+    if u.scheme in ("http", "https") and u.netloc:
+        return None
+    if u.scheme == "file" and u.path.startswith("/"):
+        return None
+    return "must be an http(s):// or file:/// URL"
+
+
+def _find_links(value: str) -> str | None:
+    if value.startswith("upload:"):
+        return None if value[7:] else "upload: needs a directory on the controller"
+    if value.startswith("/"):
+        return _abs_path(value)
+    return _url(value)
+
+
+def _address(value: str) -> str | None:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return "must be an IP address such as 127.0.0.1 (or 0.0.0.0 to listen everywhere)"
+    return None
+
+
+def _port(value: int) -> str | None:
+    return None if 1 <= value <= 65535 else "must be a TCP port, 1 to 65535"
+
+
+def _strip(value: int) -> str | None:
+    return None if 0 <= value <= 10 else "must be 0 to 10"
+
+
+def _one_of(*choices: str) -> Callable[[str], str | None]:
+    return lambda v: None if v in choices else f"must be one of {', '.join(choices)}"
+
+
+_CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "triton_source": _one_of("pytriton", "tarball"),
+    "triton_pytriton_version": _version,
+    "triton_pytriton_sha256": _sha256,
+    "triton_pytriton_url": _optional(_url),
+    "triton_tarball_url": _optional(_url),
+    "triton_tarball_sha256": _optional(_sha256),
+    "triton_tarball_strip_components": _strip,
+    "triton_home": _abs_path,
+    "venv_dir": _abs_path,
+    "persist_dir": _abs_path,
+    "triton_python": lambda v: None if v == "auto" or _PYTHON.match(v) else "must be auto or a minor version: 3.11",
+    "torch_version": _version,
+    "torch_variant": lambda v: None if _VARIANT.match(v) else "must be auto, cpu or cuXYZ (cu124, cu126 ...)",
+    "torch_index_url": _optional(_url),
+    "pip_find_links": _optional(_find_links),
+    "pip_index_url": _optional(_url),
+    "numpy_version": _version,
+    "transformers_version": _version,
+    "tokenizers_version": _version,
+    "huggingface_hub_version": _version,
+    "triton_http_address": _address,
+    "triton_http_port": _port,
+    "triton_grpc_port": _port,
+    "triton_metrics_port": _port,
+    "audit_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
+}
+
+
+def _coerce(name: str, value: Any, kind: type) -> tuple[Any, str | None]:
+    """CLI --data gives strings: accept "8000" for an int; refuse bool for int and any other type."""
+    if kind is int:
+        if isinstance(value, bool):
+            return value, "must be a whole number, not true/false"
+        if isinstance(value, str) and re.fullmatch(r"\d+", value.strip()):
+            return int(value), None
+        if isinstance(value, int):
+            return value, None
+        return value, f"must be a whole number, got {type(value).__name__} {value!r}"
+    if not isinstance(value, str):
+        return value, f"must be a string, got {type(value).__name__} {value!r}"
+    return value.strip(), None
+
+
+def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
+    """Validate a host's data (inventory + group data + --data) into Settings, or raise SettingsError."""
+    values = defaults()
+    problems: list[str] = []
+    types = {f.name: (int if f.type in ("int", int) else str) for f in fields(Settings)}
+    for key, value in data.items():
+        if key in types:
+            values[key] = value
+        elif key.startswith(OWN_PREFIXES) and not key.startswith("_"):
+            close = difflib.get_close_matches(key, list(types), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            problems.append(f"{key}: unknown setting (a typo?){hint}")
+    for key, kind in types.items():
+        value, err = _coerce(key, values.get(key), kind)
+        if err is None:
+            err = _CHECKS[key](value)
+        if err:
+            problems.append(f"{key} = {values.get(key)!r}: {err}")
+        values[key] = value
+    if not problems:
+        problems.extend(_cross_checks(values))
+    if problems:
+        where = f" for host {host_name}" if host_name else ""
+        listing = "\n  - ".join(problems)
+        raise SettingsError(
+            f"bad settings{where} (nothing was changed):\n  - {listing}\n"
+            "Fix them in the inventory, group_data/all.py or --data."
+        )
+    return Settings(**values)
+
+
+def _cross_checks(v: dict[str, Any]) -> list[str]:
+    out = []
+    if v["triton_source"] == "tarball" and not (v["triton_tarball_url"] and v["triton_tarball_sha256"]):
+        out.append("triton_source = 'tarball' needs triton_tarball_url and triton_tarball_sha256")
+    ports = [v["triton_http_port"], v["triton_grpc_port"], v["triton_metrics_port"]]
+    if len(set(ports)) != 3:
+        out.append(f"triton_http_port, triton_grpc_port and triton_metrics_port must differ, got {ports}")
+    if not v["torch_index_url"] and not v["pip_find_links"]:
+        out.append("torch_index_url and pip_find_links are both empty: pip has nowhere to get torch from")
+    home = v["triton_home"].rstrip("/")
+    persist = v["persist_dir"].rstrip("/")
+    if persist == home or persist.startswith(home + "/"):
+        out.append(f"persist_dir ({persist}) must not be inside triton_home ({home}): a reset would wipe it")
+    if v["venv_dir"].rstrip("/").startswith(persist + "/"):
+        out.append(f"venv_dir ({v['venv_dir']}) is on the persistent path: keep the venv on local disk")
+    return out

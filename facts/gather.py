@@ -1,0 +1,65 @@
+"""Gather every fact the compatibility rules read, from one host, into a HostFacts."""
+
+from __future__ import annotations
+
+from pyinfra.api.host import Host
+from pyinfra.facts.files import Directory, File
+
+from compat.rules import HostFacts
+from config.settings import Settings
+from facts.disk import FreeSpace
+from facts.libraries import LinkerCache, MissingLibraries
+from facts.nvidia import Nvidia
+from facts.ports import ListeningPorts
+from facts.python import PythonInterpreters
+from facts.system import CRuntime, InitSystem, OsRelease
+from facts.triton import TritonInstall
+from facts.venv import VenvPackages
+from tasks.layout import Layout
+
+
+def triton_elf_files(home: str, backends: list[str]) -> list[str]:
+    """The ELF files of an install that must load: server, backends, python stub, cache."""
+    files = [
+        f"{home}/bin/tritonserver",
+        f"{home}/caches/local/libtritoncache_local.so",
+        f"{home}/backends/python/triton_python_backend_stub",
+    ]
+    files.extend(f"{home}/backends/{b}/libtriton_{b}.so" for b in backends)
+    return files
+
+
+def gather(host: Host, settings: Settings) -> HostFacts:
+    """Read the host (changing nothing) and return the facts the rules need."""
+    layout = Layout(settings)
+    pythons = host.get_fact(PythonInterpreters)
+    cache = host.get_fact(LinkerCache)
+    triton = host.get_fact(TritonInstall, layout.current)
+    missing: dict[str, list[str]] = {}
+    if triton and triton["server"]:
+        lib_path = layout.library_path([py["libpython"] for py in pythons.values() if py["libpython"]], cache)
+        missing = {
+            path: libs
+            for path, libs in host.get_fact(
+                MissingLibraries, triton_elf_files(layout.current, triton["backends"]), lib_path
+            ).items()
+            if libs
+        }
+    env_files = [host.get_fact(File, layout.profile), host.get_fact(File, layout.launcher)]
+    return HostFacts(
+        os=host.get_fact(OsRelease),
+        c_runtime=host.get_fact(CRuntime),
+        pythons=pythons,
+        nvidia=host.get_fact(Nvidia),
+        linker_cache=cache,
+        free_install=host.get_fact(FreeSpace, settings.triton_home),
+        free_venv=host.get_fact(FreeSpace, settings.venv_dir),
+        free_persist=host.get_fact(FreeSpace, settings.persist_dir),
+        triton=triton,
+        triton_missing_libs=missing,
+        venv=host.get_fact(VenvPackages, settings.venv_dir),
+        ports=host.get_fact(ListeningPorts),
+        init=host.get_fact(InitSystem),
+        hf_home_exists=bool(host.get_fact(Directory, layout.hf_home)),
+        env_files_exist=all(env_files),
+    )

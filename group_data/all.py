@@ -1,0 +1,60 @@
+"""Every setting of the Triton provisioner, with its default. Override per host in the
+inventory, or for one run with `--data name=value`. Validated (config/settings.py) before
+any host is touched: an unknown `triton_*`/`torch_*`/... name or a malformed value stops the run.
+"""
+
+# --- Triton server artifact -------------------------------------------------------------
+# Where the server comes from: "pytriton" (the nvidia-pytriton wheel from PyPI, which carries
+# a real Triton build) or "tarball" (your own tarball in the bin/ lib/ backends/ layout).
+triton_source = "pytriton"
+# nvidia-pytriton release, and its wheel's sha256; 0.7.0 carries Triton 2.51.0.
+triton_pytriton_version = "0.7.0"
+triton_pytriton_sha256 = "21f063ff93bb426d0c06b7a55e7eb9efcfe62c0dddd9a908e9877e18710128df"
+# Where to fetch that wheel; "" = PyPI's own URL for the version (compat/tables.py).
+triton_pytriton_url = ""
+# With triton_source = "tarball": URL (http(s):// or file://), sha256 and the number of
+# leading path components to strip (1 for "tritonserver/bin/...").
+triton_tarball_url = ""
+triton_tarball_sha256 = ""
+triton_tarball_strip_components = 0
+
+# --- Places on the host -------------------------------------------------------------------
+# Install root on local disk: versions/<version>-<sha>/ and the `current` link to one of them.
+triton_home = "/opt/triton"
+# The venv the python backend runs models in; on local disk, never on a slow network drive.
+venv_dir = "/opt/triton/venv"
+# The path that survives a notebook reset (Colab: a folder on /content/drive). Downloads,
+# pip's cache and the HuggingFace cache (HF_HOME) live here.
+persist_dir = "/var/lib/triton-provisioner"
+
+# --- Python and torch -----------------------------------------------------------------------
+# Python minor version for the venv and the python backend stub; "auto" picks from the host.
+triton_python = "auto"
+# torch, pinned. Variant: "auto" (cpu without a GPU, else the newest cuXYZ the driver
+# supports), "cpu", or an explicit "cu124", "cu126" ...
+torch_version = "2.8.0"
+torch_variant = "auto"
+# The PyTorch wheel index; the variant is appended ("<url>/cpu"). "" = no index for torch
+# (then pip_find_links must hold the wheel).
+torch_index_url = "https://download.pytorch.org/whl"
+# Extra places pip looks for wheels: a URL, a path on the host, or "upload:<dir on the
+# controller>" to copy a wheelhouse to the host first (air-gapped hosts).
+pip_find_links = ""
+# PyPI (or a mirror of it) for everything else; "" = pip's default.
+pip_index_url = ""
+# Pinned model-side packages (numpy<2 for Triton 2.49-2.71's stub; compat/tables.py).
+numpy_version = "1.26.4"
+transformers_version = "4.57.1"
+tokenizers_version = "0.22.1"
+huggingface_hub_version = "0.36.0"
+
+# --- Server ------------------------------------------------------------------------------
+# Bound to loopback unless you open it on purpose ("0.0.0.0").
+triton_http_address = "127.0.0.1"
+triton_http_port = 8000
+triton_grpc_port = 8001
+triton_metrics_port = 8002
+
+# --- Audit ---------------------------------------------------------------------------------
+# Where deploy/audit.py writes its JSON report (on the controller).
+audit_report_path = "audit-report.json"

@@ -1,0 +1,1 @@
+"""The install steps, as pyinfra operations: one concern per module."""

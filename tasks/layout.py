@@ -1,0 +1,66 @@
+"""Where everything goes on a host, derived from the settings in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from config.settings import Settings
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Paths on the host. Install on local disk; only caches on the persistent path."""
+
+    settings: Settings
+
+    @property
+    def home(self) -> str:
+        return self.settings.triton_home.rstrip("/")
+
+    @property
+    def current(self) -> str:
+        """The `current` link to the complete install in use: TRITON_HOME."""
+        return f"{self.home}/current"
+
+    @property
+    def versions(self) -> str:
+        return f"{self.home}/versions"
+
+    @property
+    def launcher(self) -> str:
+        """A script that sets the environment and runs its arguments (pyinfra reads no profile)."""
+        return f"{self.home}/bin/triton-env"
+
+    @property
+    def profile(self) -> str:
+        return "/etc/profile.d/triton.sh"
+
+    @property
+    def persist(self) -> str:
+        return self.settings.persist_dir.rstrip("/")
+
+    @property
+    def downloads(self) -> str:
+        return f"{self.persist}/downloads"
+
+    @property
+    def pip_cache(self) -> str:
+        return f"{self.persist}/pip-cache"
+
+    @property
+    def hf_home(self) -> str:
+        return f"{self.persist}/huggingface"
+
+    @property
+    def venv(self) -> str:
+        return self.settings.venv_dir.rstrip("/")
+
+    def library_path(self, libpythons: list[str], linker_cache: dict[str, list[str]]) -> str:
+        """LD_LIBRARY_PATH: Triton's lib/, plus each libpython directory the loader does not search."""
+        dirs = [f"{self.current}/lib"]
+        for path in libpythons:
+            soname = path.rsplit("/", 1)[1]
+            directory = path.rsplit("/", 1)[0]
+            if soname not in linker_cache and directory not in dirs:
+                dirs.append(directory)
+        return ":".join(dirs)
