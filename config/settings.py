@@ -32,7 +32,7 @@ OWN_PREFIXES = (
 )
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_VERSION = re.compile(r"^\d+(\.\d+){1,3}$")
+_VERSION = re.compile(r"^\d+\.\d+\.\d+$")  # exact pins: X.Y.Z
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
 _VARIANT = re.compile(r"^(auto|cpu|cu\d{3})$")
 
@@ -92,7 +92,7 @@ def _abs_path(value: str) -> str | None:
 
 
 def _version(value: str) -> str | None:
-    return None if _VERSION.match(value) else "must be a version such as 2.8.0"
+    return None if _VERSION.match(value) else "must be an exact version X.Y.Z, such as 2.8.0"
 
 
 def _sha256(value: str) -> str | None:
@@ -213,6 +213,12 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
             "Fix them in the inventory, group_data/all.py or --data."
         )
     return Settings(**values)
+
+
+def load_inventory(inventory: Any) -> None:
+    """Validate every host of the inventory, so a bad one stops the run before any host is read."""
+    for each in inventory:
+        load(each.data.dict(), each.name)
 
 
 def _cross_checks(v: dict[str, Any]) -> list[str]:

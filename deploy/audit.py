@@ -19,6 +19,7 @@ from compat.rules import assess
 from config.settings import load
 from facts.gather import gather
 
+load_inventory(state.inventory)
 settings = load(host.data.dict(), host.name)
 assessment = assess(gather(host, settings), settings)
 print(report.table(host.name, assessment), flush=True)

@@ -1,0 +1,272 @@
+"""Compatibility rules over a table of hosts: what is decided, what is refused, and why."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from compat import tables
+from compat.rules import HostFacts, assess, package_for
+from config.settings import SettingsError, load
+
+FIX = Path(__file__).parents[1] / "fixtures" / "facts"
+
+
+def fixture(name: str):
+    return json.loads((FIX / f"{name}.json").read_text())["fact"]
+
+
+def os_release(distro: str, version: str, codename: str, arch: str = "x86_64") -> dict:
+    return {
+        "id": distro,
+        "version_id": version,
+        "codename": codename,
+        "id_like": "",
+        "pretty_name": f"{distro} {version}",
+        "arch": arch,
+    }
+
+
+def py(version: str, libpython: bool = True, venv: bool = True) -> dict:
+    lib = f"/usr/lib/x86_64-linux-gnu/libpython{version}.so.1.0" if libpython else None
+    return {
+        version: {
+            "version": version,
+            "path": f"/usr/bin/python{version}",
+            "full_version": f"{version}.1",
+            "libpython": lib,
+            "can_venv": venv,
+        }
+    }
+
+
+def space(free_gib: float, mount: str = "/") -> dict:
+    return {
+        "existing": mount,
+        "mount": mount,
+        "free_bytes": int(free_gib * tables.GIB),
+        "total_bytes": 100 * tables.GIB,
+    }
+
+
+def host(
+    distro=("debian", "12", "bookworm"),
+    glibc="2.36",
+    glibcxx="3.4.30",
+    pythons=None,
+    nvidia=None,
+    cache_extra=(),
+    free=50.0,
+) -> HostFacts:
+    cache = {s: [f"/lib/x86_64-linux-gnu/{s}"] for s in ("libz.so.1", "libstdc++.so.6", "libgcc_s.so.1", *cache_extra)}
+    pythons = pythons if pythons is not None else py("3.11", libpython=False)
+    for p in pythons.values():
+        if p["libpython"]:
+            cache[p["libpython"].rsplit("/", 1)[1]] = [p["libpython"]]
+    return HostFacts(
+        os=os_release(*distro),
+        c_runtime={"glibc": glibc, "glibcxx": glibcxx},
+        pythons=pythons,
+        nvidia=nvidia,
+        linker_cache=cache,
+        free_install=space(free),
+        free_venv=space(free),
+        free_persist=space(free, "/persist"),
+    )
+
+
+DEFAULT = load({})
+GPU_NEW = fixture("nvidia.Nvidia/two-gpus-580")  # driver 580, CUDA 13.0, H100 + RTX 5880
+GPU_T4 = fixture("nvidia.Nvidia/colab-t4-550")  # driver 550, CUDA 12.4, T4 (cc 7.5)
+GPU_OLD = fixture("nvidia.Nvidia/old-driver-470-no-compute-cap")  # driver 470, CUDA 11.4
+
+
+def by_name(assessment, name):
+    return next(i for i in assessment.items if i.name == name)
+
+
+def test_fresh_debian12_needs_libpython_and_is_not_blocked() -> None:
+    a = assess(host(), DEFAULT)
+    assert not a.blockers
+    item = by_name(a, "libpython3.11.so.1.0")
+    assert (item.status, item.fix) == ("missing", "apt-get install libpython3.11")
+    assert a.decisions.python == "3.11"
+    assert a.decisions.apt_packages == ["libpython3.11"]
+    assert a.decisions.torch_requirement == "torch==2.8.0+cpu"
+    assert a.decisions.torch_index == "https://download.pytorch.org/whl/cpu"
+    assert by_name(a, "triton server").status == "missing"
+
+
+def test_ubuntu2204_python310_with_libpython_needs_nothing_from_apt() -> None:
+    a = assess(host(("ubuntu", "22.04", "jammy"), glibc="2.35", pythons=py("3.10")), DEFAULT)
+    assert not a.blockers and a.decisions.python == "3.10" and a.decisions.apt_packages == []
+
+
+def test_ubuntu2404_python312_missing_venv_module_is_installed() -> None:
+    a = assess(
+        host(
+            ("ubuntu", "24.04", "noble"),
+            glibc="2.39",
+            glibcxx="3.4.33",
+            pythons=py("3.12", libpython=False, venv=False),
+        ),
+        DEFAULT,
+    )
+    assert not a.blockers
+    assert a.decisions.apt_packages == ["libpython3.12", "python3.12-venv"]
+
+
+def test_debian11_glibc_too_old_is_a_blocker_naming_the_fix() -> None:
+    a = assess(host(("debian", "11", "bullseye"), glibc="2.31", glibcxx="3.4.28", pythons=py("3.9")), DEFAULT)
+    glibc = by_name(a, "glibc")
+    assert glibc.blocker and "2.31" in glibc.detail and "2.35" in glibc.detail
+    assert "Debian 12" in glibc.fix
+    assert by_name(a, "libstdc++").blocker
+
+
+def test_debian13_python313_only_is_refused_for_numpy_lt2() -> None:
+    a = assess(host(("debian", "13", "trixie"), glibc="2.41", glibcxx="3.4.34", pythons=py("3.13")), DEFAULT)
+    item = by_name(a, "python")
+    assert item.blocker and "numpy<2" in item.detail
+
+
+def test_no_python_with_a_stub_is_a_blocker() -> None:
+    a = assess(host(pythons={}), DEFAULT)
+    item = by_name(a, "python")
+    assert item.blocker and "python3.11-venv" in item.fix and "libpython3.11" in item.fix
+
+
+def test_pyenv_python_with_own_libpython_goes_on_the_library_path() -> None:
+    pythons = json.loads((FIX / "python.PythonInterpreters/controller-pyenv.json").read_text())["fact"]
+    facts = host(pythons=pythons)
+    facts.linker_cache.pop("libpython3.11.so.1.0")
+    a = assess(facts, DEFAULT)
+    assert not a.blockers
+    assert a.decisions.libpython_dir == "/root/.pyenv/versions/3.11.7/lib"
+    assert a.decisions.apt_packages == []
+
+
+def test_python_without_shared_libpython_outside_the_distro_is_a_blocker() -> None:
+    pythons = py("3.12", libpython=False)
+    a = assess(host(pythons=pythons), DEFAULT)  # Debian 12 ships 3.11 only
+    item = by_name(a, "libpython3.12.so.1.0")
+    assert item.blocker and "--enable-shared" in item.fix
+
+
+def test_new_driver_picks_the_newest_cuda_variant_it_supports() -> None:
+    a = assess(host(nvidia=GPU_NEW), DEFAULT)  # torch 2.8: cu126, cu128, cu129; CUDA 13.0
+    assert a.decisions.torch_variant == "cu129"
+    assert a.decisions.torch_index == "https://download.pytorch.org/whl/cu129"
+
+
+def test_t4_on_cuda_124_driver_gets_no_wheel_of_torch_28() -> None:
+    a = assess(host(nvidia=GPU_T4), DEFAULT)
+    item = by_name(a, "torch")
+    assert item.blocker and "560.28.03" in item.fix and "torch_variant = cpu" in item.fix
+
+
+def test_t4_with_torch_25_gets_cu124() -> None:
+    a = assess(host(nvidia=GPU_T4), load({"torch_version": "2.5.1"}))
+    assert a.decisions.torch_requirement == "torch==2.5.1+cu124"
+
+
+def test_cuda13_wheels_skip_gpus_below_compute_75() -> None:
+    nv = copy.deepcopy(GPU_NEW)
+    nv["gpus"][1]["compute_capability"] = "7.0"
+    a = assess(host(nvidia=nv), load({"torch_version": "2.12.0"}))  # cu126, cu130, cu132
+    assert a.decisions.torch_variant == "cu126"
+
+
+def test_old_driver_is_a_blocker_for_gpu_mode_but_cpu_works() -> None:
+    a = assess(host(nvidia=GPU_OLD), DEFAULT)
+    assert by_name(a, "torch").blocker
+    a = assess(host(nvidia=GPU_OLD), load({"torch_variant": "cpu"}))
+    assert not a.blockers and a.decisions.torch_variant == "cpu"
+
+
+def test_explicit_cuda_variant_without_gpu_is_a_blocker() -> None:
+    a = assess(host(), load({"torch_variant": "cu126"}))
+    assert "no usable GPU" in by_name(a, "torch").detail
+
+
+def test_too_little_disk_names_needed_and_free() -> None:
+    a = assess(host(free=1.0), DEFAULT)
+    item = by_name(a, "disk /")
+    assert item.blocker and "1.00 GiB free" in item.detail and "2.29 GiB needed" in item.detail
+
+
+def test_aarch64_has_no_pytriton_build() -> None:
+    a = assess(host(("ubuntu", "22.04", "jammy", "aarch64"), glibc="2.35", pythons=py("3.10")), DEFAULT)
+    assert by_name(a, "triton build").blocker
+
+
+def test_tarball_source_checks_container_runtime_libraries() -> None:
+    s = load(
+        {"triton_source": "tarball", "triton_tarball_url": "http://127.0.0.1/t.tgz", "triton_tarball_sha256": "0" * 64}
+    )
+    a = assess(host(("ubuntu", "24.04", "noble"), glibc="2.39", pythons=py("3.12")), s)
+    re2 = by_name(a, "libre2.so.9")
+    assert re2.blocker and "never symlink" in re2.fix
+    assert "libb64-0d" in a.decisions.apt_packages
+
+
+@pytest.mark.parametrize(
+    ("soname", "distro", "package"),
+    [
+        ("libre2.so.9", ("debian", "12"), "libre2-9"),
+        ("libcurl.so.4", ("ubuntu", "24.04"), "libcurl4t64"),
+        ("libcurl.so.4", ("debian", "12"), "libcurl4"),
+        ("libpython3.10.so.1.0", ("ubuntu", "22.04"), "libpython3.10"),
+        ("libre2.so.9", ("ubuntu", "24.04"), None),
+        ("libunknown.so.1", ("debian", "12"), None),
+    ],
+)
+def test_package_for(soname, distro, package) -> None:
+    assert package_for(soname, os_release(distro[0], distro[1], "")) == package
+
+
+def test_port_held_by_another_process_is_named() -> None:
+    facts = host()
+    facts.ports = {8000: [{"address": "0.0.0.0", "port": 8000, "pid": 77, "process": "python3"}]}
+    item = by_name(assess(facts, DEFAULT), "port 8000")
+    assert item.status == "incompatible" and "python3 (pid 77)" in item.detail
+
+
+def test_installed_triton_with_numpy2_in_venv_is_flagged() -> None:
+    facts = host(pythons=py("3.11"))
+    facts.triton = fixture("triton.TritonInstall/installed")
+    facts.venv = {"python": "3.11.2", "packages": {"torch": "2.8.0+cpu", "numpy": "2.1.0"}}
+    a = assess(facts, DEFAULT)
+    assert by_name(a, "venv numpy<2").status == "incompatible"
+    assert by_name(a, "venv torch").status == "ok"
+    assert by_name(a, "triton server").status == "ok"
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        ({"triton_http_port": "eighty"}, "triton_http_port"),
+        ({"triton_http_port": True}, "true/false"),
+        ({"torch_versoin": "2.8.0"}, "did you mean torch_version"),
+        ({"triton_pytriton_sha256": "ABC"}, "64 lower-case"),
+        ({"torch_version": "2.8"}, "torch_version"),
+        ({"triton_tarball_url": "ftp://x"}, "http(s)"),
+        ({"triton_home": "opt/triton"}, "absolute"),
+        ({"triton_source": "docker"}, "pytriton, tarball"),
+        ({"triton_source": "tarball"}, "needs triton_tarball_url"),
+        ({"triton_grpc_port": 8000}, "must differ"),
+        ({"persist_dir": "/opt/triton/cache"}, "must not be inside"),
+        ({"triton_http_address": "localhost"}, "IP"),
+    ],
+)
+def test_bad_settings_are_refused_with_the_key_and_fix(data, needle) -> None:
+    with pytest.raises(SettingsError) as err:
+        load(data, "h1")
+    assert needle in str(err.value) and "nothing was changed" in str(err.value)
+
+
+def test_cli_strings_for_ints_are_accepted() -> None:
+    assert load({"triton_http_port": "9000"}).triton_http_port == 9000
