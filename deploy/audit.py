@@ -11,12 +11,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pyinfra import host
+from pyinfra import host, state
 from pyinfra.operations import python
 
 from compat import report
 from compat.rules import assess
-from config.settings import load
+from config.settings import load, load_inventory
 from facts.gather import gather
 
 load_inventory(state.inventory)

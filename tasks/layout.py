@@ -36,6 +36,20 @@ class Layout:
         return "/etc/profile.d/triton.sh"
 
     @property
+    def models(self) -> str:
+        """The model repository (rendered from templates; local disk, rebuilt after a reset)."""
+        return f"{self.home}/models"
+
+    @property
+    def run(self) -> str:
+        """The server's pid file, config hash and log."""
+        return f"{self.home}/run"
+
+    @property
+    def wheelhouse_root(self) -> str:
+        return f"{self.persist}/wheels"
+
+    @property
     def persist(self) -> str:
         return self.settings.persist_dir.rstrip("/")
 

@@ -1,0 +1,19 @@
+"""Downloads into the persistent cache, verified by sha256 before anything uses them."""
+
+from __future__ import annotations
+
+from pyinfra import host
+from pyinfra.api import operation
+from pyinfra.facts.files import Sha256File
+
+from tasks._script import python_script
+
+
+@operation()
+def downloaded(url: str, sha256: str, dest: str, python: str = "python3"):
+    """DEST holds URL's content with this sha256. A cached file that verifies is not fetched again;
+    a mismatch fails the operation, removes the bad file and changes nothing else."""
+    if host.get_fact(Sha256File, path=dest) == sha256:
+        host.noop(f"{dest} cached, sha256 verified")
+        return
+    yield python_script(python, "fetch.py", url, dest, sha256)

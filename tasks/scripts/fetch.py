@@ -1,0 +1,54 @@
+"""Download URL to DEST only if its sha256 matches; runs on the host with its python3 (3.8+).
+
+    python3 fetch.py URL DEST SHA256
+
+Writes DEST.part, checks it, then renames: a bad or interrupted download never sits at DEST.
+Exit 3 on a checksum mismatch (the bad file is removed), 4 on a network error.
+"""
+
+import hashlib
+import os
+import sys
+import urllib.request
+
+
+def main(url: str, dest: str, sha256: str) -> int:
+    part = dest + ".part"
+    os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
+    digest = hashlib.sha256()
+    done = 0
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp, open(part, "wb") as out:
+            total = int(resp.headers.get("Content-Length") or 0)
+            step = 10
+            while True:
+                chunk = resp.read(1 << 20)
+                if not chunk:
+                    break
+                out.write(chunk)
+                digest.update(chunk)
+                done += len(chunk)
+                if total and done * 100 // total >= step:
+                    print(f"fetch: {done * 100 // total}% of {total >> 20} MiB", file=sys.stderr, flush=True)
+                    step = done * 100 // total // 10 * 10 + 10
+    except OSError as exc:
+        if os.path.exists(part):
+            os.unlink(part)
+        print(f"fetch: download of {url} failed after {done} bytes: {exc}; nothing was changed", file=sys.stderr)
+        return 4
+    got = digest.hexdigest()
+    if got != sha256:
+        os.unlink(part)
+        print(
+            f"fetch: sha256 mismatch for {url}: expected {sha256}, got {got} ({done} bytes). "
+            "The file was removed and nothing was installed; check the URL and the sha256 setting.",
+            file=sys.stderr,
+        )
+        return 3
+    os.replace(part, dest)
+    print(f"fetch: {dest} ({done} bytes) verified", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:4]))

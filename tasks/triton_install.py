@@ -1,0 +1,64 @@
+"""The Triton server: unpacked into a versioned directory, then `current` switched to it."""
+
+from __future__ import annotations
+
+from pyinfra import host
+from pyinfra.api import QuoteString, StringCommand, operation
+from pyinfra.facts.files import Link
+
+from facts.triton import TritonInstall
+from tasks._script import python_script
+
+
+def version_dir_name(version: str, sha256: str, stub_python: str) -> str:
+    """A directory per build and stub: a changed artifact or Python never overwrites the old one."""
+    return f"{version or 'tarball'}-{sha256[:12]}-py{stub_python}"
+
+
+@operation()
+def installed(
+    source: str,
+    archive: str,
+    sha256: str,
+    version: str,
+    stub_python: str,
+    versions_dir: str,
+    current: str,
+    strip_components: int = 0,
+    python: str = "python3",
+):
+    """`current` points at a complete install of this artifact with the stub of stub_python.
+
+    The unpack goes to a new directory, renamed into place when complete; only then does the
+    link switch, atomically. The install it replaces stays until a later cleanup.
+    """
+    target = f"{versions_dir}/{version_dir_name(version, sha256, stub_python)}"
+    link = host.get_fact(Link, path=current)
+    found = host.get_fact(TritonInstall, target)
+    complete = bool(
+        found
+        and found["server"]
+        and found["manifest"].get("sha256") == sha256
+        and found["manifest"].get("stub_python") == stub_python
+    )
+    if not complete:
+        yield python_script(
+            python, "unpack_triton.py", source, archive, target, stub_python, sha256, str(strip_components), version
+        )
+    if link and link.get("link_target") == target:
+        if complete:
+            host.noop(f"{current} -> {target}, complete")
+        return
+    # ln -s to a temporary name, then rename over `current`: readers see old or new, never none.
+    tmp_link = f"{current}.new"
+    yield StringCommand(
+        "ln",
+        "-sfn",
+        QuoteString(target),
+        QuoteString(tmp_link),
+        "&&",
+        "mv",
+        "-T",
+        QuoteString(tmp_link),
+        QuoteString(current),
+    )
