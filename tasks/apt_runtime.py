@@ -1,19 +1,31 @@
-"""apt runtime libraries the Triton build and the stub need, with --no-install-recommends."""
+"""apt runtime libraries the Triton build and the stub need, with --no-install-recommends.
+
+apt's package lists and downloaded .debs are kept on the persistent path, so a host
+re-provisioned after a reset installs the same packages without the network.
+"""
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 from pyinfra.facts.deb import DebPackages
-from pyinfra.operations import apt
+from pyinfra.facts.files import File
+from pyinfra.facts.server import Date
 
 # apt-get update only when the lists are older than this; fresh lists are reused.
-APT_LISTS_MAX_AGE_S = 6 * 3600
+APT_LISTS_MAX_AGE = timedelta(hours=6)
+
+
+def apt_options(cache_dir: str) -> list[str]:
+    """Point apt's lists and archives at cache_dir (on the persistent path)."""
+    return ["-o", f"Dir::State::Lists={cache_dir}/lists", "-o", f"Dir::Cache::Archives={cache_dir}/archives"]
 
 
 @operation()
-def runtime_packages(packages: list[str]):
-    """Install the packages that are absent; update the lists first only when something is missing."""
+def runtime_packages(packages: list[str], cache_dir: str):
+    """Install the packages that are absent; refresh the lists first only when they are stale."""
     if not packages:
         host.noop("no apt packages needed")
         return
@@ -22,10 +34,19 @@ def runtime_packages(packages: list[str]):
     if not missing:
         host.noop(f"apt packages present: {', '.join(packages)}")
         return
-    yield from apt.update._inner(cache_time=APT_LISTS_MAX_AGE_S)
+    opts = [QuoteString(o) for o in apt_options(cache_dir)]
+    stamp = f"{cache_dir}/update-stamp"
+    yield StringCommand(
+        "mkdir", "-p", QuoteString(f"{cache_dir}/lists/partial"), QuoteString(f"{cache_dir}/archives/partial")
+    )
+    info = host.get_fact(File, path=stamp)
+    now = host.get_fact(Date).replace(tzinfo=None)
+    if not info or not info.get("mtime") or info["mtime"] < now - APT_LISTS_MAX_AGE:
+        yield StringCommand("apt-get", *opts, "update", "-q", "&&", "touch", QuoteString(stamp))
     yield StringCommand(
         "DEBIAN_FRONTEND=noninteractive",
         "apt-get",
+        *opts,
         "install",
         "-y",
         "-q",

@@ -58,6 +58,11 @@ class Layout:
         return f"{self.persist}/downloads"
 
     @property
+    def apt_cache(self) -> str:
+        """apt's lists and .debs, so a reset host installs its libraries offline."""
+        return f"{self.persist}/apt"
+
+    @property
     def pip_cache(self) -> str:
         return f"{self.persist}/pip-cache"
 

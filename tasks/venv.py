@@ -41,34 +41,19 @@ def created(python: str, venv_dir: str, python_minor: str):
     if venv and venv["python"].startswith(python_minor + ".") and venv["packages"].get("pip"):
         host.noop(f"venv {venv_dir} is Python {venv['python']}")
         return
-    new, old = f"{venv_dir}.new", f"{venv_dir}.old"
+    # A venv is not relocatable (its scripts name its path), so it is made at venv_dir itself;
+    # a replaced one waits aside and comes back if the new one cannot be made.
     yield StringCommand(
-        "rm", "-rf", QuoteString(new), QuoteString(old), "&&", QuoteString(python), "-m", "venv", QuoteString(new)
-    )
-    # Switch: the old venv (if any) is moved aside only once the new one exists.
-    yield StringCommand(
-        "{",
-        "[",
-        "!",
-        "-e",
+        "sh",
+        "-c",
+        QuoteString(
+            'v="$2"; rm -rf "$v.old"; [ ! -e "$v" ] || mv -T "$v" "$v.old";'
+            ' if "$1" -m venv "$v"; then rm -rf "$v.old"; else rm -rf "$v";'
+            ' [ ! -e "$v.old" ] || mv -T "$v.old" "$v"; exit 1; fi'
+        ),
+        "_",
+        QuoteString(python),
         QuoteString(venv_dir),
-        "]",
-        "||",
-        "mv",
-        "-T",
-        QuoteString(venv_dir),
-        QuoteString(old),
-        ";",
-        "}",
-        "&&",
-        "mv",
-        "-T",
-        QuoteString(new),
-        QuoteString(venv_dir),
-        "&&",
-        "rm",
-        "-rf",
-        QuoteString(old),
     )
 
 
@@ -131,6 +116,7 @@ def packages_installed(venv_dir: str, wheelhouse: str, requirements: dict[str, s
         "install",
         "--disable-pip-version-check",
         "--no-index",
+        "--no-compile",
         "--progress-bar",
         "off",
         "--find-links",
