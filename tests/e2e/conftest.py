@@ -119,6 +119,59 @@ def two_hosts(testbed_hosts: list[TestHost]) -> list[TestHost]:
     return testbed_hosts
 
 
+def op_results(output: str) -> dict[str, dict[str, int]]:
+    """pyinfra's closing table: operation -> {hosts, success, error, no_change}."""
+    rows: dict[str, dict[str, int]] = {}
+    in_table = False
+    for line in output.splitlines():
+        if line.strip().startswith("Operation") and "No Change" in line:
+            in_table = True
+            continue
+        if in_table:
+            parts = line.split()
+            if len(parts) < 5:
+                break
+            nums = [0 if p == "-" else int(p) for p in parts[-4:]]
+            rows[" ".join(parts[:-4])] = dict(zip(("hosts", "success", "error", "no_change"), nums, strict=True))
+    return rows
+
+
+def triton_ports(index: int) -> dict:
+    """Each test host gets its own ports: the hosts share this machine's loopback."""
+    base = 18000 + 100 * index
+    return {"triton_http_port": base, "triton_grpc_port": base + 1, "triton_metrics_port": base + 2}
+
+
+def provision_inventory(path: Path, hosts: list[TestHost], settings: dict, **extra) -> Path:
+    """An inventory for provisioning: mirror settings for all, own ports per host."""
+    rows = []
+    for h in hosts:
+        data = {**h.data, **settings, **triton_ports(int(h.name.lstrip("tb"))), **extra}
+        rows.append(f"    ({h.name!r}, {data!r})")
+    path.write_text("testbed = [\n" + ",\n".join(rows) + ",\n]\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def served(mirror: Mirror) -> dict:
+    """Settings that make hosts fetch Triton and torch from the local mirror (no PyTorch index here)."""
+    from tests.e2e import artifacts
+
+    if not artifacts.TORCH_WHEEL.exists():
+        pytest.fail(f"{artifacts.TORCH_WHEEL} is missing: this machine kind ships it (../shared/notes)")
+    wheel_url, _ = mirror.place(artifacts.pytriton_wheel(), "pytriton/" + artifacts.pytriton_wheel().name)
+    (mirror.root / "wheels").mkdir(exist_ok=True)
+    link = mirror.root / "wheels" / artifacts.TORCH_WHEEL.name
+    if not link.exists():
+        link.symlink_to(artifacts.TORCH_WHEEL)
+    return {
+        "triton_pytriton_url": wheel_url,
+        "pip_find_links": f"{mirror.url}/wheels/",
+        "torch_index_url": "",
+        "torch_version": artifacts.TORCH_VERSION,
+    }
+
+
 @pytest.fixture(scope="session")
 def mirror(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mirror]:
     """The local artifact mirror on loopback, for the whole session."""

@@ -1,0 +1,158 @@
+"""Provisioning on real hosts: cold, idempotent, after a reset from caches, bad checksums,
+the tarball source, refusal on a blocker, and two hosts at once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tritonclient.grpc as tgrpc
+import tritonclient.http as thttp
+
+from tests.e2e import artifacts
+from tests.e2e.conftest import (
+    TestHost,
+    op_results,
+    provision_inventory,
+    run_pyinfra,
+    triton_ports,
+)
+from tests.e2e.test_audit import SNAPSHOT
+
+TEXTS = [b"a", b"bb", b"triton", b"provisioned"]
+
+
+def provision(inv: Path, *args: str) -> tuple[str, dict]:
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", *args)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-6000:]
+    return out, op_results(out)
+
+
+def assert_serves(host: TestHost) -> None:
+    """Real inference over HTTP and gRPC from this machine: lengths (torch) and upper-case strings."""
+    ports = triton_ports(int(host.name.lstrip("tb")))
+    data = np.array([[t] for t in TEXTS], dtype=np.object_)
+    http = thttp.InferenceServerClient(f"127.0.0.1:{ports['triton_http_port']}")
+    assert http.is_server_ready() and http.get_server_metadata()["version"] == "2.51.0"
+    x = thttp.InferInput("TEXT", [len(TEXTS), 1], "BYTES")
+    x.set_data_from_numpy(data)
+    r = http.infer("smoke", [x])
+    assert r.as_numpy("LENGTH").ravel().tolist() == [len(t) for t in TEXTS]
+    assert r.as_numpy("UPPER").ravel().tolist() == [t.upper() for t in TEXTS]
+    grpc = tgrpc.InferenceServerClient(f"127.0.0.1:{ports['triton_grpc_port']}")
+    g = tgrpc.InferInput("TEXT", [len(TEXTS), 1], "BYTES")
+    g.set_data_from_numpy(data)
+    assert grpc.infer("smoke", [g]).as_numpy("LENGTH").ravel().tolist() == [len(t) for t in TEXTS]
+
+
+def changed(results: dict) -> dict:
+    return {name: r for name, r in results.items() if name != "Grand total" and r["success"]}
+
+
+@pytest.fixture
+def inv(host: TestHost, served: dict, tmp_path: Path) -> Path:
+    return provision_inventory(tmp_path / "inv.py", [host], served, audit_report_path=str(tmp_path / "a.json"))
+
+
+def test_blocker_refuses_before_any_change(host: TestHost, inv: Path) -> None:
+    before = host.ssh(SNAPSHOT).stdout
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", "--data", "torch_variant=cu126")
+    assert res.returncode != 0
+    assert "refusing to provision tb1, nothing was changed" in res.stderr
+    assert "torch_variant = cu126 but the host has no usable GPU" in res.stderr
+    assert host.ssh(SNAPSHOT).stdout == before
+
+
+def test_cold_provision_serves_and_a_second_run_changes_nothing(host: TestHost, inv: Path, mirror) -> None:
+    host.ssh("rm -rf /persist/* /persist/.[!.]*")  # cold: nothing cached either
+    _, first = provision(inv)
+    assert first["Triton artifact in the cache"]["success"] == 1
+    assert first["Triton server running and ready"]["success"] == 1
+    assert_serves(host)
+    assert any(p.startswith("/pytriton/") for _, p, _ in mirror.requests())
+    _, second = provision(inv)
+    assert changed(second) == {}, f"second run changed: {changed(second)}"
+    assert second["Grand total"]["no_change"] == len(second) - 1
+    res = run_pyinfra(inv, "deploy/audit.py", "-y")
+    assert res.returncode == 0, res.stdout[-4000:]
+    assert "== audit of tb1: all OK" in res.stdout
+
+
+def test_reset_reprovisions_from_the_persistent_caches(host: TestHost, inv: Path, mirror) -> None:
+    """Runs after the cold test: the fixture reset the host, /persist kept its caches."""
+    cache = "find /persist/pip-cache /persist/apt -type f | sort | xargs -r md5sum"
+    if host.ssh("test -f /persist/apt/update-stamp", check=False).returncode != 0:
+        provision(inv)  # run alone: fill the caches first
+        host.reset()
+    before = host.ssh(cache).stdout
+    log_len = len(mirror.requests())
+    _, results = provision(inv)
+    assert_serves(host)
+    assert mirror.requests()[log_len:] == []  # no artifact fetched from the mirror
+    assert results["Triton artifact in the cache"]["no_change"] == 1
+    assert results["Wheels in the persistent wheelhouse"]["no_change"] == 1  # pip ran with --no-index
+    assert host.ssh(cache).stdout == before  # apt and pip fetched nothing new
+    assert results["venv packages"]["success"] == 1  # the reset did wipe the venv
+
+
+def test_wrong_sha256_is_an_error_and_the_old_install_still_serves(
+    host: TestHost, inv: Path, mirror, tmp_path: Path
+) -> None:
+    provision(inv)
+    link = host.ssh("readlink /opt/triton/current").stdout
+    url, sha = mirror.place(artifacts.triton_tarball(), "tarballs/tritonserver.tar")
+    wrong = ("0" if sha[0] != "0" else "1") + sha[1:]
+    res = run_pyinfra(
+        inv,
+        "deploy/provision.py",
+        "-y",
+        "--data",
+        "triton_source=tarball",
+        "--data",
+        f"triton_tarball_url={url}",
+        "--data",
+        f"triton_tarball_sha256={wrong}",
+        "--data",
+        "triton_tarball_strip_components=1",
+    )
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert f"sha256 mismatch for {url}: expected {wrong}, got {sha}" in out
+    left = host.ssh("ls -a /persist/downloads").stdout.split()
+    assert [f for f in left if f.startswith("triton-")] == [], left  # the bad file (and .part) removed
+    assert host.ssh("readlink /opt/triton/current").stdout == link
+    assert_serves(host)
+
+
+def test_tarball_source_serves_like_pytriton(host: TestHost, inv: Path, mirror) -> None:
+    url, sha = mirror.place(artifacts.triton_tarball(), "tarballs/tritonserver.tar")
+    args = [
+        "--data",
+        "triton_source=tarball",
+        "--data",
+        f"triton_tarball_url={url}",
+        "--data",
+        f"triton_tarball_sha256={sha}",
+        "--data",
+        "triton_tarball_strip_components=1",
+    ]
+    provision(inv, *args)
+    assert f"/opt/triton/versions/tarball-{sha[:12]}-py3.11" in host.ssh("readlink /opt/triton/current").stdout
+    assert host.ssh("cat /opt/triton/current/TRITON_VERSION").stdout == "2.51.0\n"
+    assert host.ssh("cat /opt/triton/current/.provisioner").stdout.startswith("source=tarball")
+    assert_serves(host)
+    _, again = provision(inv, *args)
+    assert changed(again) == {}
+
+
+def test_two_hosts_in_one_run(two_hosts: list[TestHost], served: dict, tmp_path: Path) -> None:
+    inv = provision_inventory(tmp_path / "inv.py", two_hosts, served)
+    _, results = provision(inv)
+    assert results["Triton server running and ready"]["hosts"] == 2
+    for h in two_hosts:
+        assert_serves(h)
+    report = json.dumps(results)
+    assert '"error": 1' not in report and '"error": 2' not in report
