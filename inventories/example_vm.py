@@ -1,0 +1,24 @@
+"""An example: VMs over SSH. Copy it, put your hosts in, then:
+
+    pyinfra inventories/my_vms.py deploy/audit.py -y       # what is missing, changes nothing
+    pyinfra inventories/my_vms.py deploy/provision.py -y   # install and start Triton
+
+Host keys are checked against ~/.ssh/known_hosts (ssh-keyscan the host once, and compare
+the fingerprint); set ssh_strict_host_key_checking = "no" only for throwaway hosts.
+"""
+
+gpu_vms = [
+    (
+        "gpu-1.example.org",
+        {
+            "ssh_user": "ubuntu",
+            "ssh_key": "~/.ssh/id_ed25519",
+            "_sudo": True,  # provisioning writes /opt, /etc/profile.d and installs apt packages
+            # torch_variant stays "auto": cuXYZ chosen from the driver; cpu where there is no GPU
+        },
+    ),
+]
+
+cpu_vms = [
+    ("cpu-1.example.org", {"ssh_user": "ubuntu", "_sudo": True, "triton_http_port": 8000}),
+]

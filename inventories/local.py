@@ -1,0 +1,17 @@
+"""This machine itself: the README's main job. `pyinfra inventories/local.py deploy/provision.py -y`
+
+The data below fits the machines this project is developed on: no PyTorch index can be
+reached, and a CPU torch wheel lies in /opt/wheels. On your own machine delete those three
+lines to take torch from the official index (the variant is chosen from the GPU driver).
+"""
+
+local = [
+    (
+        "@local",
+        {
+            "torch_version": "2.13.0",  # the wheel this machine kind ships
+            "torch_index_url": "",  # no PyTorch index reachable here
+            "pip_find_links": "/opt/wheels",
+        },
+    ),
+]
