@@ -381,6 +381,7 @@ def up(count: int = 1, release: str = "bookworm", prefix: str = "tb") -> list[Ho
 
 def _port_free(port: int) -> bool:
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as sshd binds: TIME_WAIT is no obstacle
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
