@@ -69,6 +69,7 @@ class Decisions:
     torch_index: str | None = None  # full index URL, or None
     numpy_requirement: str | None = None
     apt_packages: list[str] = field(default_factory=list)
+    venv_pins: dict[str, str] = field(default_factory=dict)  # name -> exact version in the venv
 
 
 @dataclass
@@ -510,6 +511,14 @@ def _choose_torch(f: HostFacts, s: Settings, d: Decisions) -> list[Item]:
     d.torch_requirement = f"torch=={s.torch_version}+{variant}"
     d.torch_index = f"{s.torch_index_url.rstrip('/')}/{variant}" if s.torch_index_url else None
     d.numpy_requirement = f"numpy=={s.numpy_version}"
+    d.venv_pins = {
+        "torch": f"{s.torch_version}+{variant}",
+        "numpy": s.numpy_version,
+        "transformers": s.transformers_version,
+        "tokenizers": s.tokenizers_version,
+        "huggingface-hub": s.huggingface_hub_version,
+        "tritonclient": s.tritonclient_version,
+    }
     items.append(Item("torch", "ok", f"{d.torch_requirement} (variant {variant})"))
     return items
 
@@ -614,14 +623,7 @@ def _check_installed(f: HostFacts, s: Settings, build, d: Decisions) -> list[Ite
             )
         else:
             items.append(Item("venv", "ok", f"{s.venv_dir} (Python {venv['python']})"))
-        wanted = {
-            "torch": (d.torch_requirement or "==").split("==", 1)[1],
-            "numpy": s.numpy_version,
-            "transformers": s.transformers_version,
-            "tokenizers": s.tokenizers_version,
-            "huggingface-hub": s.huggingface_hub_version,
-        }
-        for name, version in wanted.items():
+        for name, version in d.venv_pins.items():
             have = venv["packages"].get(name)
             if have == version:
                 items.append(Item(f"venv {name}", "ok", have))

@@ -10,10 +10,12 @@ import difflib
 import ipaddress
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+
+from config.models import ModelSpec, parse_models
 
 DEFAULTS_FILE = Path(__file__).resolve().parents[1] / "group_data" / "all.py"
 # Host data keys with these prefixes are ours: an unknown one is a typo, not someone else's key.
@@ -29,8 +31,10 @@ OWN_PREFIXES = (
     "huggingface_",
     "audit_",
     "hf_",
+    "tritonclient_",
 )
 
+SECRETS = frozenset({"hf_token"})  # never printed, not even in an error
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")  # exact pins: X.Y.Z
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
@@ -65,11 +69,14 @@ class Settings:
     transformers_version: str
     tokenizers_version: str
     huggingface_hub_version: str
+    tritonclient_version: str
     triton_http_address: str
     triton_http_port: int
     triton_grpc_port: int
     triton_metrics_port: int
     audit_report_path: str
+    models: tuple[ModelSpec, ...] = ()
+    hf_token: str = field(default="", repr=False)  # a secret: never printed, written 0600
 
     @property
     def server_home(self) -> str:
@@ -161,11 +168,13 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "transformers_version": _version,
     "tokenizers_version": _version,
     "huggingface_hub_version": _version,
+    "tritonclient_version": _version,
     "triton_http_address": _address,
     "triton_http_port": _port,
     "triton_grpc_port": _port,
     "triton_metrics_port": _port,
     "audit_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
+    "hf_token": lambda v: None if "\n" not in v and " " not in v else "must be one token, no spaces or newlines",
 }
 
 
@@ -188,9 +197,13 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
     """Validate a host's data (inventory + group data + --data) into Settings, or raise SettingsError."""
     values = defaults()
     problems: list[str] = []
-    types = {f.name: (int if f.type in ("int", int) else str) for f in fields(Settings)}
+    types = {f.name: (int if f.type in ("int", int) else str) for f in fields(Settings) if f.name != "models"}
+    if "models" in data:
+        values["models"] = data["models"]
+    specs, model_problems = parse_models(values.get("models", []))
+    problems.extend(model_problems)
     for key, value in data.items():
-        if key in types:
+        if key in types or key == "models":
             values[key] = value
         elif key.startswith(OWN_PREFIXES) and not key.startswith("_"):
             close = difflib.get_close_matches(key, list(types), n=1)
@@ -201,7 +214,8 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
         if err is None:
             err = _CHECKS[key](value)
         if err:
-            problems.append(f"{key} = {values.get(key)!r}: {err}")
+            shown = "<hidden>" if key in SECRETS else repr(values.get(key))
+            problems.append(f"{key} = {shown}: {err}")
         values[key] = value
     if not problems:
         problems.extend(_cross_checks(values))
@@ -212,6 +226,7 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
             f"bad settings{where} (nothing was changed):\n  - {listing}\n"
             "Fix them in the inventory, group_data/all.py or --data."
         )
+    values["models"] = specs
     return Settings(**values)
 
 

@@ -47,6 +47,8 @@ numpy_version = "1.26.4"
 transformers_version = "4.57.1"
 tokenizers_version = "0.22.1"
 huggingface_hub_version = "0.36.0"
+# The Triton client in the venv, for proving each model over HTTP and gRPC after a start.
+tritonclient_version = "2.51.0"
 
 # --- Server ------------------------------------------------------------------------------
 # Bound to loopback unless you open it on purpose ("0.0.0.0").
@@ -58,3 +60,17 @@ triton_metrics_port = 8002
 # --- Audit ---------------------------------------------------------------------------------
 # Where deploy/audit.py writes its JSON report (on the controller).
 audit_report_path = "audit-report.json"
+
+# --- Models --------------------------------------------------------------------------------
+# The HuggingFace models to serve, each a dict: name, source ("hub:<repo id>@<revision>",
+# downloaded into HF_HOME on the persistent path, or "path:<dir on the controller>",
+# uploaded there), task ("text-classification", "feature-extraction", "text-generation"),
+# and optional max_batch_size (8), dynamic_batching (True), preferred_batch_sizes ([4, 8]),
+# max_queue_delay_us (2000), instance_count (1), instance_kind ("auto": GPU if present),
+# normalize (False, feature-extraction), max_length (128), max_new_tokens (16). Example:
+#   models = [{"name": "sentiment", "task": "text-classification",
+#              "source": "hub:distilbert/distilbert-base-uncased-finetuned-sst-2-english@main"}]
+# A minimal "smoke" model is always served to prove the stack.
+models = []
+# A HuggingFace token for gated or private models. Never printed; stored 0600 in HF_HOME.
+hf_token = ""

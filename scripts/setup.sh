@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Sets up this machine as the controller: the apt tools the test hosts need (as root)
-# and a venv in .venv with the pinned requirements. Safe to run again; quick when done.
+# and a venv in .venv with the pinned requirements (--test: the test suite's too).
+# Safe to run again; quick when done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+reqs=requirements.txt
+[ "${1:-}" = "--test" ] && reqs=requirements-test.txt
 
 apt_needs=(debootstrap openssh-server openssh-client ca-certificates util-linux mount tar procps)
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -22,11 +25,11 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   python3 -m venv .venv
 fi
-if ! cmp -s requirements.txt .venv/.requirements.installed; then
-  echo "setup: pip install -r requirements.txt"
+if ! cat requirements*.txt "$reqs" | cmp -s - .venv/.requirements.installed; then
+  echo "setup: pip install -r $reqs"
   # (this machine's pip config names local indexes that may be absent: drop those notes)
-  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt 2>&1 \
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r "$reqs" 2>&1 \
     | { grep -v "^WARNING: Location" || true; }
-  cp requirements.txt .venv/.requirements.installed
+  cat requirements*.txt "$reqs" > .venv/.requirements.installed
 fi
 echo "setup: ready (.venv/bin/pyinfra $(.venv/bin/pyinfra --version 2>/dev/null | awk '{print $NF}'))"

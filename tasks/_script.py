@@ -9,7 +9,14 @@ from pyinfra.api import QuoteString, StringCommand
 SCRIPTS = Path(__file__).parent / "scripts"
 
 
-def python_script(python: str, name: str, *args: str) -> StringCommand:
-    """`PYTHON -c SOURCE ARGS...`: the script travels inside the command; nothing is pasted into it."""
+def python_script(
+    python: str, name: str, *args: str, via: str | None = None, env: dict[str, str] | None = None
+) -> StringCommand:
+    """`[env K=V] [VIA] PYTHON -c SOURCE ARGS...`: the script travels inside the command; nothing is
+    pasted into it. via is a launcher that sets the environment first (python is then found on its PATH).
+    """
     source = (SCRIPTS / name).read_text()
-    return StringCommand(QuoteString(python), "-c", QuoteString(source), *(QuoteString(a) for a in args))
+    prefix: list = ["env", *(QuoteString(f"{k}={v}") for k, v in (env or {}).items())] if env else []
+    if via:
+        prefix.append(QuoteString(via))
+    return StringCommand(*prefix, QuoteString(python), "-c", QuoteString(source), *(QuoteString(a) for a in args))

@@ -41,6 +41,11 @@ class Layout:
         return f"{self.home}/models"
 
     @property
+    def model_sources(self) -> str:
+        """path: models uploaded from the controller: on the persistent path, kept across resets."""
+        return f"{self.persist}/models"
+
+    @property
     def run(self) -> str:
         """The server's pid file, config hash and log."""
         return f"{self.home}/run"

@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 from pyinfra import host
-from pyinfra.api import QuoteString, StringCommand, deploy, operation
-from pyinfra.operations import files
+from pyinfra.api import FunctionCommand, OperationError, QuoteString, StringCommand, operation
+from pyinfra.facts.files import FileContents
 
 from config.settings import Settings
+from facts.ports import ListeningPorts
 from facts.server import ServerState
 from tasks._script import python_script
 from tasks.layout import Layout
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "models"
 READY_TIMEOUT_S = 180
-
-
-def model_files(names: list[str]) -> dict[str, bytes]:
-    """Relative path in the model repository -> content, for each template model."""
-    out = {}
-    for name in names:
-        out[f"{name}/config.pbtxt"] = (TEMPLATES / name / "config.pbtxt").read_bytes()
-        out[f"{name}/1/model.py"] = (TEMPLATES / name / "model.py").read_bytes()
-    return out
 
 
 def server_args(s: Settings, layout: Layout) -> list[str]:
@@ -64,42 +54,72 @@ def config_hash(args: list[str], models: dict[str, bytes], install: str, venv_pi
     return h.hexdigest()[:32]
 
 
-@deploy("Model repository")
-def repository(layout: Layout, models: dict[str, bytes]) -> None:
-    """Each model's files under the repository, rewritten only when they differ."""
-    from io import BytesIO
-
-    for rel, content in sorted(models.items()):
-        files.put(name=f"Model file {rel}", src=BytesIO(content), dest=f"{layout.models}/{rel}", mode="644")
-
-
-_START = (
-    'set -e; run="$1"; launcher="$2"; hash="$3"; shift 3\n'
+# Stop one pid, only while it is a tritonserver: TERM, then KILL after 30 s (Triton's exit timeout).
+_STOP_PID = (
+    "stop_pid() {\n"
+    '  tr "\\0" " " < "/proc/$1/cmdline" 2>/dev/null | grep -q tritonserver || return 0\n'
+    '  echo "stopping Triton pid $1" >&2; kill -TERM "$1" 2>/dev/null || true; i=0\n'
+    '  while [ -d "/proc/$1" ] && ! grep -q "^State:.*Z" "/proc/$1/status" 2>/dev/null && [ $i -lt 150 ];'
+    " do sleep 0.2; i=$((i+1)); done\n"
+    '  kill -KILL "$1" 2>/dev/null || true\n'
+    "}\n"
+)
+# $1 run dir, $2 launcher, $3 config hash, $4 stale pids; the rest: tritonserver's arguments.
+_START = _STOP_PID + (
+    'set -e; run="$1"; launcher="$2"; hash="$3"; stale="$4"; shift 4\n'
     'mkdir -p "$run"\n'
-    'pid=$(cat "$run/tritonserver.pid" 2>/dev/null || true)\n'
-    # stop our own previous server: only the pid we recorded, and only if it is a tritonserver
-    'if [ -n "$pid" ] && tr "\\0" " " < "/proc/$pid/cmdline" 2>/dev/null | grep -q tritonserver; then\n'
-    '  echo "stopping Triton pid $pid" >&2; kill -TERM "$pid" 2>/dev/null || true\n'
-    '  i=0; while [ -d "/proc/$pid" ] && ! grep -q "^State:.*Z" "/proc/$pid/status" 2>/dev/null'
-    " && [ $i -lt 150 ]; do sleep 0.2; i=$((i+1)); done\n"
-    '  kill -KILL "$pid" 2>/dev/null || true\n'
-    "fi\n"
-    'rm -f "$run/tritonserver.pid" "$run/config.hash"\n'
+    'for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $stale; do stop_pid "$p"; done\n'
+    'rm -f "$run/tritonserver.pid" "$run/config.hash" "$run/proof.txt"\n'
     'echo "--- start $(date -u +%FT%TZ)" >> "$run/tritonserver.log"\n'
     'setsid "$launcher" tritonserver "$@" >> "$run/tritonserver.log" 2>&1 < /dev/null &\n'
     'echo $! > "$run/tritonserver.pid"; echo "$hash" > "$run/config.hash"\n'
     'echo "started Triton pid $(cat "$run/tritonserver.pid")" >&2\n'
 )
+# $1 run dir, $2 stale pids
+_STOP = _STOP_PID + (
+    'run="$1"; for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $2; do stop_pid "$p"; done\n'
+    'rm -f "$run/tritonserver.pid" "$run/config.hash"\n'
+)
+
+
+def _port_holders(s: Settings, ours: set[int]) -> list[str]:
+    """Each of our ports held by a process that is not our server: 'port P: NAME (pid N)'."""
+    listening = host.get_fact(ListeningPorts)
+    held = []
+    for label, port in (("http", s.triton_http_port), ("grpc", s.triton_grpc_port), ("metrics", s.triton_metrics_port)):
+        for h in listening.get(port, []):
+            if h["pid"] in ours:
+                continue
+            who = f"{h['process']} (pid {h['pid']})" if h["pid"] else "a process not visible to this user"
+            held.append(f"triton_{label}_port {port} is held by {who} on {h['address']}")
+    return held
 
 
 @operation()
-def running(s: Settings, layout: Layout, wanted_hash: str, models: list[str], python: str = "python3"):
-    """Our server runs with wanted_hash and is ready; else (re)start it and wait for readiness."""
+def running(
+    s: Settings,
+    layout: Layout,
+    wanted_hash: str,
+    models: list[str],
+    verify: str = "",
+    in_process: bool = True,
+    python: str = "python3",
+):
+    """Our server runs with wanted_hash and is ready; else (re)start it, wait for readiness, prove it.
+
+    A port held by another process stops here with its name and pid; our own stale server
+    (recorded pid, or serving our repository) is stopped cleanly first. verify is the JSON
+    of tasks.models.verify_spec: after a start each model is called over HTTP and gRPC.
+    """
     http_host = "127.0.0.1" if s.triton_http_address in ("0.0.0.0", "::") else s.triton_http_address
-    state = host.get_fact(ServerState, layout.run, http_host, s.triton_http_port)
+    state = host.get_fact(ServerState, layout.run, http_host, s.triton_http_port, layout.models)
     if state["pid"] and state["config_hash"] == wanted_hash and state["ready"]:
         host.noop(f"Triton pid {state['pid']} is ready with this configuration")
         return
+    held = _port_holders(s, {p for p in [state["pid"], *state["stale"]] if p})
+    if held:
+        raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
+    stale = " ".join(str(p) for p in state["stale"])
     yield StringCommand(
         "sh",
         "-c",
@@ -108,15 +128,50 @@ def running(s: Settings, layout: Layout, wanted_hash: str, models: list[str], py
         QuoteString(layout.run),
         QuoteString(layout.launcher),
         QuoteString(wanted_hash),
+        QuoteString(stale),
         *(QuoteString(a) for a in server_args(s, layout)),
     )
+    proof_file = f"{layout.run}/proof.txt"
+    env = {"TRITON_PROOF_FILE": proof_file}
+    ready_args = [f"{layout.run}/tritonserver.pid", f"{layout.run}/tritonserver.log", str(READY_TIMEOUT_S)]
     yield python_script(
-        python,
-        "wait_ready.py",
-        s.triton_http_address,
-        str(s.triton_http_port),
-        f"{layout.run}/tritonserver.pid",
-        f"{layout.run}/tritonserver.log",
-        str(READY_TIMEOUT_S),
-        *models,
+        python, "wait_ready.py", s.triton_http_address, str(s.triton_http_port), *ready_args, *models, env=env
+    )
+    if verify and verify != "[]":
+        yield python_script(
+            "python3",
+            "verify_models.py",
+            f"{http_host}:{s.triton_http_port}",
+            f"{http_host}:{s.triton_grpc_port}",
+            layout.models,
+            "1" if in_process else "0",
+            verify,
+            via=layout.launcher,
+            env=env,
+        )
+    yield FunctionCommand(_show_proof, (proof_file,), {})
+
+
+def _show_proof(state, host, path: str) -> bool:
+    """Log, on the controller, what the start proved: readiness and each model's inference."""
+    for line in host.get_fact(FileContents, path=path) or []:
+        host.log(line)
+    return True
+
+
+@operation()
+def stopped(s: Settings, layout: Layout):
+    """No server of ours runs: TERM (KILL after 30 s) to the recorded pid and to any serving our repository."""
+    http_host = "127.0.0.1" if s.triton_http_address in ("0.0.0.0", "::") else s.triton_http_address
+    state = host.get_fact(ServerState, layout.run, http_host, s.triton_http_port, layout.models)
+    if not state["pid"] and not state["stale"]:
+        host.noop("no Triton server of ours is running")
+        return
+    yield StringCommand(
+        "sh",
+        "-c",
+        QuoteString(_STOP),
+        "_",
+        QuoteString(layout.run),
+        QuoteString(" ".join(str(p) for p in state["stale"])),
     )

@@ -14,18 +14,13 @@ from pyinfra.facts.files import File
 
 from facts.venv import VenvPackages
 
+# Extras to install with a package (the verifier calls Triton over HTTP and gRPC).
+EXTRAS = {"tritonclient": "[http,grpc]"}
 
-def requirement_versions(
-    torch_requirement: str, numpy: str, transformers: str, tokenizers: str, hub: str
-) -> dict[str, str]:
-    """name -> exact version, as importlib.metadata reports it (local versions included)."""
-    return {
-        "torch": torch_requirement.split("==", 1)[1],
-        "numpy": numpy,
-        "transformers": transformers,
-        "tokenizers": tokenizers,
-        "huggingface-hub": hub,
-    }
+
+def pip_requirement(name: str, version: str) -> str:
+    """An exact pip requirement, with the package's extras."""
+    return f"{name}{EXTRAS.get(name, '')}=={version}"
 
 
 def wheelhouse_key(requirements: dict[str, str], sources: list[str]) -> str:
@@ -83,7 +78,7 @@ def wheelhouse_filled(
     if host.get_fact(File, path=marker):
         host.noop(f"wheelhouse {wheelhouse} complete")
         return
-    pins = [QuoteString(f"{k}=={v}") for k, v in requirements.items()]
+    pins = [QuoteString(pip_requirement(k, v)) for k, v in requirements.items()]
     yield StringCommand(
         QuoteString(f"{venv_dir}/bin/pip"),
         "download",
@@ -121,5 +116,5 @@ def packages_installed(venv_dir: str, wheelhouse: str, requirements: dict[str, s
         "off",
         "--find-links",
         QuoteString(wheelhouse),
-        *(QuoteString(f"{k}=={v}") for k, v in requirements.items()),
+        *(QuoteString(pip_requirement(k, v)) for k, v in requirements.items()),
     )

@@ -6,12 +6,59 @@ On failure prints the server log lines that explain it, and exits 1. Runs on the
 """
 
 import json
+import os
 import sys
 import time
 import urllib.error
 import urllib.request
 
-EXPLAIN = ("error", "failed", "not found", "unable", "cannot", "exception", "traceback", "unpack_from", "in use")
+# Server log patterns -> (cause, fix). The first that matches a line explains it.
+CAUSES = [
+    (
+        ("error while loading shared libraries", "cannot open shared object file"),
+        "a shared library is missing",
+        "run deploy/audit.py: it names the library and its apt package",
+    ),
+    (
+        ("unpack_from requires a buffer",),
+        "numpy 2 in the venv: the stub of this Triton build needs numpy<2",
+        "pin numpy_version to 1.26.4",
+    ),
+    (
+        ("python version mismatch", "triton_python_backend_stub: not found", "libpython"),
+        "the python backend stub does not match the venv's Python",
+        "re-run deploy/provision.py (triton_python)",
+    ),
+    (
+        ("modulenotfounderror", "importerror", "syntaxerror", "nameerror", "attributeerror", "oserror", "valueerror"),
+        "the model's model.py (or what it loads) failed",
+        "read the traceback above; check the model's source",
+    ),
+    (
+        ("already in use", "address in use"),
+        "a port is taken",
+        "stop the process on that port or set triton_http_port/grpc/metrics",
+    ),
+    (
+        ("unexpected", "does not match", "mismatch"),
+        "a model's directory name and its config name differ",
+        "keep name in config.pbtxt equal to the directory",
+    ),
+    (
+        ("out of memory", "bad_alloc", "cannot allocate memory", "oom"),
+        "out of memory",
+        "use fewer instances (instance_count), a smaller model, or a larger host",
+    ),
+]
+KEYWORDS = ("error", "failed", "unable", "exception", "traceback")
+# What a host without a GPU always logs: warnings, never the cause of a failure.
+HARMLESS = (
+    "failed to initialize nvml",
+    "dcgm unable to start",
+    "cuda driver version is insufficient",
+    "unable to get cuda device count",
+    "pinned memory pool",
+)
 
 
 def get(url: str) -> int:
@@ -24,14 +71,25 @@ def get(url: str) -> int:
         return 0
 
 
-def log_tail(log: str, limit: int = 40) -> str:
+def explain(log: str, limit: int = 30) -> str:
+    """The log lines that explain a failure, each followed by its cause and fix where known."""
     try:
         with open(log, errors="replace") as f:
-            lines = f.read().splitlines()
+            lines = f.read().split("--- start ")[-1].splitlines()  # this start only
     except OSError:
-        return "(no log)"
-    relevant = [line for line in lines if any(k in line.lower() for k in EXPLAIN)]
-    return "\n".join((relevant or lines)[-limit:])
+        return "(no server log)"
+    out, causes = [], []
+    for line in lines:
+        low = line.lower()
+        if any(h in low for h in HARMLESS):
+            continue
+        hit = next((c for c in CAUSES if any(p in low for p in c[0])), None)
+        if hit or any(k in low for k in KEYWORDS):
+            out.append("  | " + line)
+            if hit and hit[1] not in causes:
+                causes.append(hit[1])
+                out.append(f"  => cause: {hit[1]}; fix: {hit[2]}")
+    return "\n".join(out[-limit:] or ["  | " + x for x in lines[-limit:]])
 
 
 def alive(pid: int) -> bool:
@@ -51,7 +109,16 @@ def smoke(base: str) -> None:
         out = {o["name"]: o["data"] for o in json.load(resp)["outputs"]}
     if out.get("LENGTH") != [5, 6] or out.get("UPPER") != ["HELLO", "TRITON"]:
         raise RuntimeError(f"smoke inference answered {out}")
-    print(f"ready: smoke inference answered {out}", file=sys.stderr)
+    proof(f"ready: smoke inference answered {out}")
+
+
+def proof(line: str) -> None:
+    """Say it on stderr, and append it to $TRITON_PROOF_FILE, which the deploy shows."""
+    print(line, file=sys.stderr, flush=True)
+    path = os.environ.get("TRITON_PROOF_FILE")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
 
 
 def main(address: str, port: str, pid_file: str, log: str, timeout: str, *models: str) -> int:
@@ -62,15 +129,15 @@ def main(address: str, port: str, pid_file: str, log: str, timeout: str, *models
         pid = int(f.read().strip())
     while time.monotonic() < deadline:
         if not alive(pid):
-            print(f"Triton (pid {pid}) exited while starting. Server log:\n{log_tail(log)}", file=sys.stderr)
+            print(f"Triton (pid {pid}) exited while starting. Server log:\n{explain(log)}", file=sys.stderr)
             return 1
         if get(f"{base}/v2/health/ready") == 200 and all(get(f"{base}/v2/models/{m}/ready") == 200 for m in models):
-            print(f"ready: Triton pid {pid} at {base}, models {', '.join(models) or '-'}", file=sys.stderr)
+            proof(f"ready: Triton pid {pid} at {base}, models {', '.join(models) or '-'}")
             if "smoke" in models:
                 smoke(base)
             return 0
         time.sleep(0.25)
-    print(f"Triton at {base} was not ready after {timeout}s. Server log:\n{log_tail(log)}", file=sys.stderr)
+    print(f"Triton at {base} was not ready after {timeout}s. Server log:\n{explain(log)}", file=sys.stderr)
     return 1
 
 

@@ -1,0 +1,114 @@
+"""The `models` setting: which HuggingFace models to serve and how, parsed and checked."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+TASKS = ("text-classification", "feature-extraction", "text-generation")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+_REVISION = re.compile(r"^[\w./-]{1,128}$")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One served model; defaults follow the source recipes (DistilBERT SST-2, batch 8)."""
+
+    name: str
+    source: str  # "hub:<repo id>@<revision>" or "path:<directory on the controller>"
+    task: str = "text-classification"
+    max_batch_size: int = 8
+    dynamic_batching: bool = True
+    preferred_batch_sizes: tuple[int, ...] = (4, 8)
+    max_queue_delay_us: int = 2000
+    instance_count: int = 1
+    instance_kind: str = "auto"  # auto: KIND_GPU where the host has a GPU, else KIND_CPU
+    normalize: bool = False  # feature-extraction: L2-normalise the pooled embedding
+    max_length: int = 128  # tokenizer truncation
+    max_new_tokens: int = 16  # text-generation
+
+    @property
+    def kind(self) -> str:
+        return self.source.split(":", 1)[0]
+
+    @property
+    def ref(self) -> str:
+        return self.source.split(":", 1)[1]
+
+    @property
+    def repo(self) -> str:
+        return self.ref.split("@", 1)[0]
+
+    @property
+    def revision(self) -> str:
+        return self.ref.split("@", 1)[1] if "@" in self.ref else "main"
+
+
+def parse_models(value: Any) -> tuple[tuple[ModelSpec, ...], list[str]]:
+    """The models setting -> specs, and a problem per bad entry (with the fix)."""
+    if not isinstance(value, list | tuple):
+        return (), [f"models must be a list of dicts, got {type(value).__name__}"]
+    specs, problems, known = [], [], {f.name: f for f in fields(ModelSpec)}
+    for i, entry in enumerate(value):
+        where = f"models[{i}]"
+        if not isinstance(entry, dict):
+            problems.append(f"{where} must be a dict with at least name and source")
+            continue
+        unknown = sorted(set(entry) - set(known))
+        if unknown:
+            problems.append(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(known)}")
+            continue
+        missing = [k for k in ("name", "source") if k not in entry]
+        if missing:
+            problems.append(f"{where}: needs {' and '.join(missing)}")
+            continue
+        data = dict(entry)
+        if "preferred_batch_sizes" in data and isinstance(data["preferred_batch_sizes"], list):
+            data["preferred_batch_sizes"] = tuple(data["preferred_batch_sizes"])
+        spec = ModelSpec(**data)
+        problems.extend(f"{where} ({entry.get('name')}): {p}" for p in _check(spec))
+        specs.append(spec)
+    names = [s.name for s in specs]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"models: the name {name!r} is used twice; each model needs its own")
+    return tuple(specs), problems
+
+
+def _check(s: ModelSpec) -> list[str]:
+    out = []
+    if not isinstance(s.name, str) or not _NAME.match(s.name):
+        out.append("name must be letters, digits, '_', '-', '.' (it is a directory and the model's name)")
+    if not isinstance(s.source, str) or s.source.split(":", 1)[0] not in ("hub", "path") or ":" not in s.source:
+        out.append("source must be 'hub:<repo id>@<revision>' or 'path:<directory on the controller>'")
+    elif s.kind == "hub":
+        if not _REPO.match(s.repo) or ("@" in s.ref and not _REVISION.match(s.revision)):
+            out.append(f"source {s.source!r}: expected hub:<org>/<name>@<revision>")
+    elif not Path(s.ref).is_absolute() or not Path(s.ref).is_dir():
+        out.append(f"source {s.source!r}: no such directory on the controller (use an absolute path)")
+    if s.task not in TASKS:
+        out.append(f"task must be one of {', '.join(TASKS)}")
+    ints = {
+        "max_batch_size": (0, 1024),
+        "max_queue_delay_us": (0, 10_000_000),
+        "instance_count": (1, 64),
+        "max_length": (1, 32768),
+        "max_new_tokens": (1, 4096),
+    }
+    for key, (low, high) in ints.items():
+        v = getattr(s, key)
+        if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+            out.append(f"{key} must be a whole number from {low} to {high}")
+    for key in ("dynamic_batching", "normalize"):
+        if not isinstance(getattr(s, key), bool):
+            out.append(f"{key} must be true or false")
+    sizes = s.preferred_batch_sizes
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sizes):
+        out.append("preferred_batch_sizes must be a list of positive whole numbers")
+    elif isinstance(s.max_batch_size, int) and any(n > s.max_batch_size for n in sizes):
+        out.append(f"preferred_batch_sizes {list(sizes)} exceed max_batch_size {s.max_batch_size}")
+    if s.instance_kind not in ("auto", "KIND_CPU", "KIND_GPU"):
+        out.append("instance_kind must be auto, KIND_CPU or KIND_GPU")
+    return out

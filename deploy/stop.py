@@ -1,0 +1,19 @@
+"""Stop our Triton server on every host: the pid we recorded, and only if it is a tritonserver.
+
+pyinfra INVENTORY deploy/stop.py -y
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pyinfra import host, state
+
+from config.settings import load, load_inventory
+from tasks.layout import Layout
+from tasks.server import stopped
+
+load_inventory(state.inventory)
+settings = load(host.data.dict(), host.name)
+stopped(name="Triton server stopped", s=settings, layout=Layout(settings))

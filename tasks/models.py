@@ -1,0 +1,133 @@
+"""The model repository: each configured HuggingFace model rendered from templates, its weights
+uploaded (path:) or downloaded into HF_HOME (hub:) on the persistent path."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+from jinja2 import Environment, StrictUndefined
+from pyinfra import host
+from pyinfra.api import QuoteString, StringCommand, deploy, operation
+from pyinfra.facts.files import FindDirectories
+from pyinfra.operations import files
+
+from config.models import ModelSpec
+from facts.hub import HubSnapshot
+from tasks.layout import Layout
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "models"
+_JINJA = Environment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
+
+
+def host_source(spec: ModelSpec, layout: Layout) -> str:
+    """Where the model is on the host: path: models live under the persistent path."""
+    return f"path:{layout.model_sources}/{spec.name}" if spec.kind == "path" else spec.source
+
+
+def render_config(spec: ModelSpec, layout: Layout, gpu_ids: list[int]) -> str:
+    kind = spec.instance_kind
+    if kind == "auto":
+        kind = "KIND_GPU" if gpu_ids else "KIND_CPU"
+    template = _JINJA.from_string((TEMPLATES / "hf" / "config.pbtxt.j2").read_text())
+    values = {k: getattr(spec, k) for k in spec.__dataclass_fields__}
+    values.update(
+        instance_kind=kind,
+        gpus=gpu_ids or [0],
+        host_source=host_source(spec, layout),
+        dynamic_batching=spec.dynamic_batching and spec.max_batch_size > 0,
+    )
+    return template.render(**values)
+
+
+def repository_files(specs: tuple[ModelSpec, ...], layout: Layout, gpu_ids: list[int]) -> dict[str, bytes]:
+    """Relative path -> content for the whole repository: the smoke model and every configured one."""
+    out = {
+        "smoke/config.pbtxt": (TEMPLATES / "smoke" / "config.pbtxt").read_bytes(),
+        "smoke/1/model.py": (TEMPLATES / "smoke" / "model.py").read_bytes(),
+    }
+    for spec in specs:
+        out[f"{spec.name}/config.pbtxt"] = render_config(spec, layout, gpu_ids).encode()
+        for name in ("model.py", "hf_pipeline.py"):
+            out[f"{spec.name}/1/{name}"] = (TEMPLATES / "hf" / name).read_bytes()
+    return out
+
+
+def verify_spec(specs: tuple[ModelSpec, ...], layout: Layout) -> str:
+    """What the verifier needs to call each model, and to run it in-process (JSON)."""
+    return json.dumps(
+        [
+            {
+                "name": s.name,
+                "task": s.task,
+                "source": host_source(s, layout),
+                "normalize": s.normalize,
+                "max_length": s.max_length,
+                "max_new_tokens": s.max_new_tokens,
+                "max_batch_size": s.max_batch_size,
+            }
+            for s in specs
+        ]
+    )
+
+
+@operation()
+def hub_snapshot(launcher: str, repo: str, revision: str):
+    """The model's files at this revision are in HF_HOME's cache (downloaded once, with huggingface_hub)."""
+    if host.get_fact(HubSnapshot, launcher, repo, revision):
+        host.noop(f"{repo}@{revision} is in the HuggingFace cache")
+        return
+    code = (
+        "import sys; from huggingface_hub import snapshot_download as d; "
+        "print(d(sys.argv[1], revision=sys.argv[2]), file=sys.stderr)"
+    )
+    yield StringCommand(
+        QuoteString(launcher), "python3", "-c", QuoteString(code), QuoteString(repo), QuoteString(revision)
+    )
+
+
+@deploy("Model sources")
+def sources(specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str) -> None:
+    """path: models uploaded (changed files only); hub: models fetched into HF_HOME; the token 0600."""
+    if hf_token:
+        files.put(name="HuggingFace token (0600)", src=StringIO(hf_token), dest=f"{layout.hf_home}/token", mode="600")
+    for spec in specs:
+        if spec.kind == "path":
+            files.sync(
+                name=f"Model {spec.name}: upload {spec.ref}",
+                src=spec.ref,
+                dest=f"{layout.model_sources}/{spec.name}",
+                delete=True,
+            )
+        else:
+            hub_snapshot(
+                name=f"Model {spec.name}: {spec.source} in HF_HOME",
+                launcher=layout.launcher,
+                repo=spec.repo,
+                revision=spec.revision,
+            )
+
+
+@operation()
+def only_configured(models_dir: str, names: list[str]):
+    """No model directory but the configured ones: Triton loads every model in its repository."""
+    found = [
+        p for p in host.get_fact(FindDirectories, path=models_dir, maxdepth=1) or [] if p.rstrip("/") != models_dir
+    ]
+    extra = sorted(p for p in found if p.rstrip("/").rsplit("/", 1)[-1] not in names)
+    if not extra:
+        host.noop("the model repository holds only configured models")
+        return
+    yield StringCommand("rm", "-rf", *(QuoteString(p) for p in extra))
+
+
+@deploy("Model repository")
+def repository(layout: Layout, repo_files: dict[str, bytes]) -> None:
+    """Each file of the repository, rewritten only when it differs; models no longer configured removed."""
+    from io import BytesIO
+
+    names = sorted({rel.split("/", 1)[0] for rel in repo_files})
+    only_configured(name="Model repository holds only configured models", models_dir=layout.models, names=names)
+    for rel, content in sorted(repo_files.items()):
+        files.put(name=f"Model file {rel}", src=BytesIO(content), dest=f"{layout.models}/{rel}", mode="644")

@@ -1,0 +1,29 @@
+"""Serving, shared by deploy/provision.py and deploy/serve.py: model sources, the repository,
+and the server (re)started only when what it runs changed, then proven by inference."""
+
+from __future__ import annotations
+
+from compat.rules import Decisions
+from config.settings import Settings
+from tasks import models, server
+from tasks.layout import Layout
+from tasks.triton_install import installed_dir
+
+
+def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> None:
+    """Add the serving operations for one host."""
+    models.sources(settings.models, layout, settings.hf_token)
+    repo_files = models.repository_files(settings.models, layout, gpu_ids)
+    models.repository(layout, repo_files)
+    wanted = server.config_hash(
+        server.server_args(settings, layout), repo_files, installed_dir(settings, layout, d), d.venv_pins
+    )
+    server.running(
+        name="Triton server running, ready and proven",
+        s=settings,
+        layout=layout,
+        wanted_hash=wanted,
+        models=["smoke", *(m.name for m in settings.models)],
+        verify=models.verify_spec(settings.models, layout),
+        python=d.python_path,
+    )

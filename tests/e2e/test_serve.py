@@ -1,0 +1,223 @@
+"""Serving HuggingFace models on a provisioned host: batches, answers equal to in-process,
+restart only on change, recovery of a killed server, a held port, a model that fails to load."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tritonclient.grpc as tgrpc
+import tritonclient.http as thttp
+
+from tests import tiny_models
+from tests.e2e.conftest import TestHost, op_results, provision_inventory, run_pyinfra, triton_ports
+
+TEXTS = [
+    "a fine day",
+    "terrible awful",
+    "ok",
+    "triton without docker",
+    "the quick brown fox",
+    "good movie",
+    "bad film",
+    "one more sentence to make eight",
+]
+HUB_COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.fixture(scope="module")
+def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("models")
+    tiny_models.make("classifier", root / "clf", seed=1)
+    tiny_models.make("embedder", root / "emb", seed=2)
+    broken = root / "broken"
+    shutil.copytree(root / "clf", broken)
+    (broken / "config.json").write_text('{"model_type": "distilbert", "dim": "not a number"')  # truncated JSON
+    return root
+
+
+def hub_cache(persist: Path, src: Path) -> None:
+    """A snapshot of src in HF_HOME's hub layout (refs/main -> commit -> files), as a download leaves it."""
+    repo = persist / "huggingface" / "hub" / "models--tiny--clf"
+    snap = repo / "snapshots" / HUB_COMMIT
+    shutil.rmtree(repo, ignore_errors=True)
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(HUB_COMMIT)
+    shutil.copytree(src, snap)
+
+
+def models_setting(models_dir: Path, **emb_overrides) -> list[dict]:
+    return [
+        {"name": "clf", "source": f"path:{models_dir / 'clf'}", "task": "text-classification"},
+        {
+            "name": "emb",
+            "source": f"path:{models_dir / 'emb'}",
+            "task": "feature-extraction",
+            "normalize": True,
+            **emb_overrides,
+        },
+        {"name": "clf_hub", "source": "hub:tiny/clf@main", "task": "text-classification", "dynamic_batching": False},
+    ]
+
+
+@pytest.fixture(scope="module")
+def served_host(testbed_hosts: list[TestHost], served: dict, models_dir: Path, tmp_path_factory) -> dict:
+    """tb1 reset, its hub cache filled, provisioned with three models: the state the tests go on from."""
+    host = testbed_hosts[0]
+    host.reset()
+    hub_cache(host.host.persist, models_dir / "clf")
+    path = tmp_path_factory.mktemp("inv")
+    inv = provision_inventory(path / "inv.py", [host], {**served, "models": models_setting(models_dir)})
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-8000:]
+    return {"host": host, "inv": inv, "dir": path, "log": res.stdout + res.stderr}
+
+
+def infer(host: TestHost, model: str, texts: list[str], grpc: bool = False) -> dict[str, np.ndarray]:
+    ports = triton_ports(int(host.name.lstrip("tb")))
+    mod = tgrpc if grpc else thttp
+    url = f"127.0.0.1:{ports['triton_grpc_port' if grpc else 'triton_http_port']}"
+    client = mod.InferenceServerClient(url)
+    x = mod.InferInput("TEXT", [len(texts), 1], "BYTES")
+    x.set_data_from_numpy(np.array([[t.encode()] for t in texts], dtype=np.object_))
+    res = client.infer(model, [x])
+    outputs = {"clf": ["LABEL", "SCORE", "LOGITS"], "clf_hub": ["LABEL", "SCORE", "LOGITS"], "emb": ["EMBEDDING"]}
+    return {name: res.as_numpy(name) for name in outputs[model]}
+
+
+IN_PROCESS = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("p", "/opt/triton/models/" + sys.argv[1] + "/1/hf_pipeline.py")
+p = importlib.util.module_from_spec(spec); spec.loader.exec_module(p)
+pipe = p.Pipeline(sys.argv[2], sys.argv[3], normalize=sys.argv[4] == "1")
+out = pipe.run(json.loads(sys.argv[5]))
+print(json.dumps({k: [[x.decode() if isinstance(x, bytes) else float(x) for x in row] for row in v.tolist()]
+                  for k, v in out.items()}))
+"""
+
+
+def in_process(host: TestHost, model: str, task: str, source: str, normalize: bool) -> dict:
+    """The same model run in-process in the host's venv (through the launcher), as JSON."""
+    import shlex
+
+    args = " ".join(shlex.quote(a) for a in [model, task, source, "1" if normalize else "0", json.dumps(TEXTS)])
+    out = host.ssh(f"/opt/triton/bin/triton-env python3 -c {shlex.quote(IN_PROCESS)} {args} 2>/dev/null").stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def server_pid(host: TestHost) -> int:
+    return int(host.ssh("cat /opt/triton/run/tritonserver.pid").stdout)
+
+
+def serve(ctx: dict, *args: str, inv: Path | None = None):
+    res = run_pyinfra(inv or ctx["inv"], "deploy/serve.py", "-y", *args)
+    return res, op_results(res.stdout + res.stderr)
+
+
+def test_models_answer_batches_of_8_equal_to_in_process(served_host: dict) -> None:
+    host = served_host["host"]
+    assert "verified clf: 1 and 8 texts over HTTP and gRPC" in served_host["log"]
+    assert "equal to in-process" in served_host["log"]
+    clf = infer(host, "clf", TEXTS)
+    assert clf["LABEL"].shape == (8, 1) and clf["SCORE"].dtype == np.float32 and clf["LOGITS"].shape == (8, 2)
+    assert set(clf["LABEL"].ravel()) <= {b"POSITIVE", b"NEGATIVE"}
+    emb = infer(host, "emb", TEXTS, grpc=True)
+    assert emb["EMBEDDING"].shape == (8, 32)
+    assert np.allclose(np.linalg.norm(emb["EMBEDDING"], axis=1), 1.0, atol=1e-5)  # normalize: true
+    local_clf = in_process(host, "clf", "text-classification", "path:/persist/models/clf", False)
+    assert [x.decode() for x in clf["LABEL"].ravel()] == [r[0] for r in local_clf["LABEL"]]
+    assert np.allclose(clf["LOGITS"], np.array(local_clf["LOGITS"]), atol=1e-4)
+    local_emb = in_process(host, "emb", "feature-extraction", "path:/persist/models/emb", True)
+    assert np.allclose(emb["EMBEDDING"], np.array(local_emb["EMBEDDING"]), atol=1e-4)
+    hub = infer(host, "clf_hub", TEXTS)  # the same weights, loaded through huggingface_hub's cache
+    assert np.allclose(hub["LOGITS"], clf["LOGITS"], atol=1e-5)
+
+
+def test_rerun_without_change_keeps_the_server(served_host: dict) -> None:
+    host = served_host["host"]
+    pid = server_pid(host)
+    res, results = serve(served_host)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert all(r["success"] == 0 for name, r in results.items() if name != "Grand total"), results
+    assert server_pid(host) == pid
+
+
+def test_changed_model_setting_restarts_the_server(served_host: dict, models_dir: Path) -> None:
+    host = served_host["host"]
+    pid = server_pid(host)
+    inv = provision_inventory(
+        served_host["dir"] / "inv2.py",
+        [host],
+        {**json.loads(json.dumps(_data(served_host))), "models": models_setting(models_dir, normalize=False)},
+    )
+    res, results = serve(served_host, inv=inv)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert results["Model repository | Model file emb/config.pbtxt"]["success"] == 1
+    assert server_pid(host) != pid
+    emb = infer(host, "emb", TEXTS)["EMBEDDING"]
+    assert not np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-3)  # the new setting is served
+    res, results = serve(served_host)  # and back: restarts again
+    assert res.returncode == 0
+
+
+def _data(ctx: dict) -> dict:
+    ns: dict = {}
+    exec(ctx["inv"].read_text(), ns)
+    return {
+        k: v
+        for k, v in ns["testbed"][0][1].items()
+        if not k.startswith("ssh_")
+        and k != "persist_dir"
+        and not k.startswith("triton_http")
+        and not k.startswith("triton_grpc")
+        and not k.startswith("triton_met")
+    }
+
+
+def test_killed_server_is_brought_back_by_serve(served_host: dict) -> None:
+    host = served_host["host"]
+    pid = server_pid(host)
+    host.ssh(f"kill -9 {pid}")
+    res, results = serve(served_host)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert results["Triton server running, ready and proven"]["success"] == 1
+    assert server_pid(host) != pid
+    assert infer(host, "clf", TEXTS[:1])["LABEL"].shape == (1, 1)
+
+
+def test_port_held_by_another_process_is_named(served_host: dict) -> None:
+    host = served_host["host"]
+    assert run_pyinfra(served_host["inv"], "deploy/stop.py", "-y").returncode == 0
+    port = triton_ports(1)["triton_http_port"]
+    host.ssh(f"(setsid python3 -m http.server {port} --bind 127.0.0.1 </dev/null >/dev/null 2>&1 &)")
+    try:
+        for _ in range(50):
+            if str(port) in host.ssh("cat /proc/net/tcp").stdout.upper() or True:
+                break
+        other = host.ssh("sleep 1; for p in /proc/[0-9]*; do grep -l 'http.server' $p/cmdline 2>/dev/null; done")
+        other_pid = other.stdout.split("/")[2]
+        res, _ = serve(served_host)
+        out = res.stdout + res.stderr
+        assert res.returncode != 0
+        assert f"triton_http_port {port} is held by python3 (pid {other_pid})" in out
+        assert host.ssh("test -e /opt/triton/run/tritonserver.pid", check=False).returncode != 0  # nothing started
+    finally:
+        host.ssh(f"kill {other_pid}", check=False)
+    res, _ = serve(served_host)
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
+def test_a_model_that_fails_to_load_gives_its_log_lines(served_host: dict, models_dir: Path) -> None:
+    host = served_host["host"]
+    models = [*models_setting(models_dir), {"name": "broken", "source": f"path:{models_dir / 'broken'}"}]
+    inv = provision_inventory(served_host["dir"] / "inv3.py", [host], {**_data(served_host), "models": models})
+    res, _ = serve(served_host, inv=inv)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "exited while starting" in out or "was not ready" in out
+    assert "broken" in out and "=> cause:" in out  # the log lines, with their cause and fix
+    res, _ = serve(served_host)  # the good configuration serves again
+    assert res.returncode == 0, res.stderr[-3000:]
