@@ -1,0 +1,159 @@
+"""Serving logic without a host: model settings, config.pbtxt rendering, failure diagnosis, hashes."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from config.models import parse_models
+from config.settings import SettingsError, load
+from tasks import models, server
+from tasks.environment import env_script
+from tasks.layout import Layout
+from tasks.triton_install import version_dir_name
+from tasks.venv import pip_requirement, wheelhouse_key
+
+LOGS = Path(__file__).parents[1] / "fixtures" / "logs"
+_spec = importlib.util.spec_from_file_location("wait_ready", Path(__file__).parents[2] / "tasks/scripts/wait_ready.py")
+wait_ready = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(wait_ready)
+
+
+def settings(**data):
+    return load(data)
+
+
+def spec(**kw):
+    specs, problems = parse_models([{"name": "m", "source": "hub:org/model@abc123", **kw}])
+    assert problems == []
+    return specs[0]
+
+
+def test_classification_config_on_cpu() -> None:
+    s = settings(persist_dir="/persist")
+    text = models.render_config(spec(), Layout(s), gpu_ids=[])
+    assert 'name: "m"' in text and "max_batch_size: 8" in text
+    assert (
+        'name: "LABEL", data_type: TYPE_STRING' in text and 'name: "LOGITS", data_type: TYPE_FP32, dims: [ -1 ]' in text
+    )
+    assert "preferred_batch_size: [ 4, 8 ]" in text and "max_queue_delay_microseconds: 2000" in text
+    assert "kind: KIND_CPU" in text and "gpus" not in text
+    assert 'string_value: "hub:org/model@abc123"' in text
+
+
+def test_embedding_config_on_gpus_without_dynamic_batching() -> None:
+    s = settings()
+    text = models.render_config(
+        spec(task="feature-extraction", dynamic_batching=False, normalize=True, instance_count=2),
+        Layout(s),
+        gpu_ids=[0, 1],
+    )
+    assert 'name: "EMBEDDING"' in text and "dynamic_batching" not in text
+    assert "count: 2, kind: KIND_GPU, gpus: [ 0, 1 ]" in text
+    assert 'key: "normalize", value: { string_value: "true" }' in text
+
+
+def test_path_models_live_on_the_persistent_path(tmp_path: Path) -> None:
+    s = settings(persist_dir="/persist")
+    m = parse_models([{"name": "local", "source": f"path:{tmp_path}", "task": "text-generation"}])[0][0]
+    assert models.host_source(m, Layout(s)) == "path:/persist/models/local"
+    assert 'name: "GENERATED"' in models.render_config(m, Layout(s), [])
+
+
+def test_repository_holds_smoke_and_each_model_with_its_code() -> None:
+    files = models.repository_files((spec(),), Layout(settings()), [])
+    assert sorted(files) == [
+        "m/1/hf_pipeline.py",
+        "m/1/model.py",
+        "m/config.pbtxt",
+        "smoke/1/model.py",
+        "smoke/config.pbtxt",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("entry", "needle"),
+    [
+        ({"name": "a b", "source": "hub:o/m"}, "name must be"),
+        ({"name": "x"}, "needs source"),
+        ({"name": "x", "source": "s3://b/m"}, "source must be"),
+        ({"name": "x", "source": "hub:o/m", "task": "qa"}, "task"),
+        ({"name": "x", "source": "path:relative/dir"}, "no such directory"),
+        ({"name": "x", "source": "hub:o/m", "max_batch_size": 2}, "exceed max_batch_size"),
+        ({"name": "x", "source": "hub:o/m", "normalise": True}, "unknown key"),
+        ({"name": "x", "source": "hub:o/m", "dynamic_batching": "yes"}, "true or false"),
+    ],
+)
+def test_bad_model_entries_are_refused(entry, needle) -> None:
+    with pytest.raises(SettingsError) as err:
+        load({"models": [entry]})
+    assert needle in str(err.value)
+
+
+def test_duplicate_model_names_are_refused() -> None:
+    with pytest.raises(SettingsError, match="used twice"):
+        load({"models": [{"name": "x", "source": "hub:o/a"}, {"name": "x", "source": "hub:o/b"}]})
+
+
+def test_hf_token_is_never_in_an_error_or_repr() -> None:
+    with pytest.raises(SettingsError) as err:
+        load({"hf_token": "hf_secret value"})
+    assert "hf_secret" not in str(err.value) and "<hidden>" in str(err.value)
+    assert "hf_abc" not in repr(load({"hf_token": "hf_abc"}))
+
+
+@pytest.mark.parametrize(
+    ("log", "cause"),
+    [
+        ("broken-model.log", "the model's model.py (or what it loads) failed"),
+        ("numpy2-stub.log", "numpy 2 in the venv"),
+        ("missing-libpython.log", "a shared library is missing"),
+        ("port-in-use.log", "a port is taken"),
+    ],
+)
+def test_failure_logs_are_explained(log: str, cause: str) -> None:
+    text = wait_ready.explain(str(LOGS / log))
+    assert f"=> cause: {cause}" in text
+    assert "NVML" not in text and "DCGM" not in text  # a CPU host's usual warnings are no explanation
+
+
+def test_only_the_last_start_is_explained() -> None:
+    assert wait_ready.explain(str(LOGS / "port-in-use.log")).count("--- start") == 0
+
+
+def test_config_hash_changes_with_what_the_server_runs() -> None:
+    s = settings()
+    args = server.server_args(s, Layout(s))
+    base = server.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"})
+    assert base == server.config_hash(list(args), {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"})
+    assert base != server.config_hash(args, {"m/config.pbtxt": b"b"}, "/opt/triton/versions/x", {"torch": "1"})
+    assert base != server.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/y", {"torch": "1"})
+    assert base != server.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "2"})
+    other = settings(triton_http_port=9000)
+    assert base != server.config_hash(
+        server.server_args(other, Layout(other)), {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"}
+    )
+
+
+def test_server_binds_loopback_by_default() -> None:
+    s = settings()
+    args = server.server_args(s, Layout(s))
+    for flag in ("--http-address", "--grpc-address", "--metrics-address"):
+        assert args[args.index(flag) + 1] == "127.0.0.1"
+
+
+def test_env_script_puts_the_venv_first_and_libpython_on_the_library_path() -> None:
+    s = settings(persist_dir="/persist")
+    text = env_script(Layout(s), "/root/.pyenv/versions/3.11.7/lib")
+    assert 'export PATH=/opt/triton/venv/bin:"$TRITON_HOME/bin:$PATH"' in text
+    assert 'LD_LIBRARY_PATH="$TRITON_HOME/lib":/root/.pyenv/versions/3.11.7/lib' in text
+    assert "export HF_HOME=/persist/huggingface" in text
+
+
+def test_names_and_keys() -> None:
+    assert version_dir_name("2.51.0", "21f063ff93bb426d0c06", "3.11") == "2.51.0-21f063ff93bb-py3.11"
+    assert pip_requirement("tritonclient", "2.51.0") == "tritonclient[http,grpc]==2.51.0"
+    assert wheelhouse_key({"a": "1"}, ["x"]) != wheelhouse_key({"a": "2"}, ["x"])
+    assert wheelhouse_key({"a": "1"}, ["x"]) != wheelhouse_key({"a": "1"}, ["y"])
