@@ -70,7 +70,7 @@ def test_cold_provision_serves_and_a_second_run_changes_nothing(host: TestHost, 
     host.ssh("rm -rf /persist/* /persist/.[!.]*")  # cold: nothing cached either
     _, first = provision(inv)
     assert first["Triton artifact in the cache"]["success"] == 1
-    assert first["Triton server running and ready"]["success"] == 1
+    assert first["Triton server running, ready and proven"]["success"] == 1
     assert_serves(host)
     assert any(p.startswith("/pytriton/") for _, p, _ in mirror.requests())
     _, second = provision(inv)
@@ -151,7 +151,7 @@ def test_tarball_source_serves_like_pytriton(host: TestHost, inv: Path, mirror) 
 def test_two_hosts_in_one_run(two_hosts: list[TestHost], served: dict, tmp_path: Path) -> None:
     inv = provision_inventory(tmp_path / "inv.py", two_hosts, served)
     _, results = provision(inv)
-    assert results["Triton server running and ready"]["hosts"] == 2
+    assert results["Triton server running, ready and proven"]["hosts"] == 2
     for h in two_hosts:
         assert_serves(h)
     report = json.dumps(results)

@@ -1,0 +1,149 @@
+"""Faults on real hosts: a removed library, a full disk, an interrupted run, a stale pid file,
+and a secret token. Nothing that worked before may be lost."""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import REPO, TestHost, op_results, provision_inventory, run_pyinfra, triton_ports
+from tests.e2e.test_audit import SNAPSHOT
+from tests.e2e.test_provision import assert_serves
+
+TOKEN = "hf_TESTSECRETtoken0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def provisioned(testbed_hosts: list[TestHost], served: dict, tmp_path_factory) -> dict:
+    host = testbed_hosts[0]
+    host.reset()
+    path = tmp_path_factory.mktemp("faults")
+    inv = provision_inventory(
+        path / "inv.py", [host], {**served, "hf_token": TOKEN}, audit_report_path=str(path / "audit.json")
+    )
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", "-vvv")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
+    return {"host": host, "inv": inv, "dir": path, "output": res.stdout + res.stderr}
+
+
+def test_removed_libpython_is_named_by_audit_and_restored_by_provision(provisioned: dict) -> None:
+    host, inv = provisioned["host"], provisioned["inv"]
+    host.ssh("dpkg -r --force-depends libpython3.11 >/dev/null 2>&1")
+    res = run_pyinfra(inv, "deploy/audit.py", "-y")
+    assert res.returncode != 0
+    assert "MISSING      libpython3.11.so.1.0" in res.stdout
+    assert "fix: apt-get install libpython3.11" in res.stdout
+    assert "triton_python_backend_stub cannot load it" in res.stdout  # ldd of the installed stub
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert op_results(res.stderr)["apt runtime libraries"]["success"] == 1
+    assert run_pyinfra(inv, "deploy/audit.py", "-y").returncode == 0
+    assert_serves(host)
+
+
+def test_stale_pid_file_pointing_at_another_process_kills_nothing(provisioned: dict) -> None:
+    host, inv = provisioned["host"], provisioned["inv"]
+    host.ssh("kill -9 $(cat /opt/triton/run/tritonserver.pid)")
+    host.ssh(
+        "(setsid sleep 600 </dev/null >/dev/null 2>&1 &); sleep 0.2; pgrep -n sleep > /opt/triton/run/tritonserver.pid"
+    )
+    sleeper = host.ssh("cat /opt/triton/run/tritonserver.pid").stdout.strip()
+    res = run_pyinfra(inv, "deploy/serve.py", "-y")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert host.ssh(f"test -d /proc/{sleeper}", check=False).returncode == 0  # the other process lives
+    assert host.ssh("cat /opt/triton/run/tritonserver.pid").stdout.strip() != sleeper
+    assert_serves(host)
+    host.ssh(f"kill {sleeper}")
+
+
+def test_full_disk_at_the_install_path_is_refused_before_any_change(provisioned: dict, tmp_path: Path) -> None:
+    host = provisioned["host"]
+    inv = provision_inventory(
+        tmp_path / "inv.py", [host], _settings(provisioned), triton_home="/opt/small", venv_dir="/opt/small/venv"
+    )
+    host.ssh("mkdir -p /opt/small && mount -t tmpfs -o size=64m tmpfs /opt/small")
+    try:
+        before = host.ssh(SNAPSHOT).stdout
+        res = run_pyinfra(inv, "deploy/provision.py", "-y")
+        out = res.stdout + res.stderr
+        assert res.returncode != 0
+        assert "refusing to provision tb1, nothing was changed" in out
+        assert "disk /opt/small: 64 MiB free, 2.29 GiB needed for Triton, venv (cpu torch)" in out
+        assert host.ssh(SNAPSHOT).stdout == before
+    finally:
+        host.ssh("umount /opt/small; rmdir /opt/small")
+
+
+def test_run_killed_mid_install_completes_next_time_then_changes_nothing(provisioned: dict) -> None:
+    """The controller dies while pip installs into the venv (the SSH session goes with it)."""
+    host, inv = provisioned["host"], provisioned["inv"]
+    host.reset()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pyinfra", str(inv), "deploy/provision.py", "-y"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 300
+    for line in proc.stdout:
+        if "Starting operation: venv packages" in line or time.monotonic() > deadline:
+            break
+    time.sleep(3)  # pip is unpacking torch now
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    host.ssh("pkill -f '[b]in/pip install' || true")  # what the dropped session left, as sshd would
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    assert_serves(host)
+    again = op_results(run_pyinfra(inv, "deploy/provision.py", "-y").stderr)
+    assert all(r["success"] == 0 for n, r in again.items() if n != "Grand total"), again
+
+
+def test_token_never_appears_in_output_logs_or_world_readable_files(provisioned: dict) -> None:
+    host = provisioned["host"]
+    assert TOKEN not in provisioned["output"]  # -vvv: every command and its output
+    mode = host.ssh("stat -c '%a %U' /persist/huggingface/token").stdout.split()
+    assert mode == ["600", "root"]
+    found = host.ssh(
+        f"grep -rl {shlex.quote(TOKEN)} / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null || true"
+    ).stdout.split()
+    assert found == ["/persist/huggingface/token"]
+
+
+def test_written_files_have_sensible_modes(provisioned: dict) -> None:
+    host = provisioned["host"]
+    out = host.ssh(
+        "stat -c '%n %a %U' /opt/triton/env.sh /etc/profile.d/triton.sh /opt/triton/bin/triton-env "
+        "/opt/triton/models/smoke/config.pbtxt /opt/triton/run/tritonserver.log"
+    ).stdout
+    modes = {line.split()[0]: line.split()[1:] for line in out.splitlines()}
+    assert modes["/opt/triton/env.sh"] == ["644", "root"]
+    assert modes["/etc/profile.d/triton.sh"] == ["644", "root"]
+    assert modes["/opt/triton/bin/triton-env"] == ["755", "root"]
+    assert modes["/opt/triton/models/smoke/config.pbtxt"] == ["644", "root"]
+    assert int(modes["/opt/triton/run/tritonserver.log"][0], 8) & 0o002 == 0  # not world-writable
+
+
+def test_server_listens_on_loopback_only_by_default(provisioned: dict) -> None:
+    host = provisioned["host"]
+    port = triton_ports(1)["triton_http_port"]
+    listen = host.ssh(f"awk '$4 == \"0A\"' /proc/net/tcp | grep -i ':{port:04X} '").stdout.split()
+    assert listen[1] == f"0100007F:{port:04X}"  # 127.0.0.1, not 0.0.0.0
+
+
+def _settings(ctx: dict) -> dict:
+    ns: dict = {}
+    exec(ctx["inv"].read_text(), ns)
+    data = ns["testbed"][0][1]
+    return {
+        k: v
+        for k, v in data.items()
+        if k in ("triton_pytriton_url", "pip_find_links", "torch_index_url", "torch_version")
+    }
