@@ -36,7 +36,17 @@ class _Handler(SimpleHTTPRequestHandler):
         super().__init__(*args, directory=str(mirror.root), **kwargs)
 
     def log_request(self, code="-", size="-"):
-        self.mirror._record(self.command, self.path, int(code) if str(code).isdigit() else 0)
+        status = int(code) if str(code).isdigit() else 0
+        sent = self.headers_sent_size() if status == 200 else 0
+        self.mirror._record(self.command, self.path, status, sent)
+
+    def headers_sent_size(self) -> int:
+        """Bytes of the file this request asked for (what a 200 sends)."""
+        path = self.translate_path(self.path)
+        try:
+            return Path(path).stat().st_size
+        except OSError:
+            return 0
 
     def log_message(self, format, *args):
         pass
@@ -84,9 +94,9 @@ class Mirror:
         dest.with_name(dest.name + ".sha256").write_text(f"{digest}  {dest.name}\n")
         return f"{self.url}/{name}", digest
 
-    def _record(self, method: str, path: str, status: int) -> None:
+    def _record(self, method: str, path: str, status: int, size: int = 0) -> None:
         with self._lock, open(self.log_path, "a") as log:
-            log.write(f"{time.time():.3f} {method} {path} {status}\n")
+            log.write(f"{time.time():.3f} {method} {path} {status} {size}\n")
 
     def requests(self) -> list[tuple[str, str, int]]:
         """Every request served so far, as (method, path, status)."""
@@ -94,9 +104,15 @@ class Mirror:
             return []
         out = []
         for line in self.log_path.read_text().splitlines():
-            _, method, path, status = line.split(" ", 3)
+            _, method, path, status, _size = line.split(" ")
             out.append((method, path, int(status)))
         return out
+
+    def bytes_served(self) -> int:
+        """Bytes of every file served with 200 so far."""
+        if not self.log_path.exists():
+            return 0
+        return sum(int(line.rsplit(" ", 1)[1]) for line in self.log_path.read_text().splitlines())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,6 +44,22 @@ def pytriton_wheel() -> Path:
     return wheel
 
 
+def mirror_settings(mirror) -> dict:
+    """Place the pytriton wheel and the torch wheel on the mirror; the settings that use them."""
+    wheel = pytriton_wheel()
+    wheel_url, _ = mirror.place(wheel, "pytriton/" + wheel.name)
+    (mirror.root / "wheels").mkdir(exist_ok=True)
+    link = mirror.root / "wheels" / TORCH_WHEEL.name
+    if not link.exists():
+        link.symlink_to(TORCH_WHEEL)
+    return {
+        "triton_pytriton_url": wheel_url,
+        "pip_find_links": f"{mirror.url}/wheels/",
+        "torch_index_url": "",
+        "torch_version": TORCH_VERSION,
+    }
+
+
 def triton_tarball() -> Path:
     """A tarball in the container layout (tritonserver/bin, lib, backends ...), made from the wheel once."""
     out = CACHE_DIR / "artifacts" / f"tritonserver-{PYTRITON.triton}-from-pytriton-{PYTRITON.version}.tar"

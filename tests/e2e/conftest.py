@@ -159,17 +159,7 @@ def served(mirror: Mirror) -> dict:
 
     if not artifacts.TORCH_WHEEL.exists():
         pytest.fail(f"{artifacts.TORCH_WHEEL} is missing: this machine kind ships it (../shared/notes)")
-    wheel_url, _ = mirror.place(artifacts.pytriton_wheel(), "pytriton/" + artifacts.pytriton_wheel().name)
-    (mirror.root / "wheels").mkdir(exist_ok=True)
-    link = mirror.root / "wheels" / artifacts.TORCH_WHEEL.name
-    if not link.exists():
-        link.symlink_to(artifacts.TORCH_WHEEL)
-    return {
-        "triton_pytriton_url": wheel_url,
-        "pip_find_links": f"{mirror.url}/wheels/",
-        "torch_index_url": "",
-        "torch_version": artifacts.TORCH_VERSION,
-    }
+    return artifacts.mirror_settings(mirror)
 
 
 @pytest.fixture(scope="session")
