@@ -15,13 +15,10 @@ from pyinfra import host, state
 from pyinfra.operations import python
 
 from compat import report
-from compat.rules import assess
-from config.settings import load, load_inventory
-from facts.gather import gather
+from facts.gather import read_host
 
-load_inventory(state.inventory)
-settings = load(host.data.dict(), host.name)
-assessment = assess(gather(host, settings), settings)
+reading = read_host(host, state.inventory)
+settings, assessment = reading.settings, reading.assessment
 print(report.table(host.name, assessment), flush=True)
 report_path = report.record(host.name, assessment, settings.audit_report_path)
 

@@ -18,18 +18,12 @@ from pyinfra.api.exceptions import PyinfraError
 from pyinfra.operations import files
 
 from compat import report
-from compat.rules import assess
-from config.settings import load, load_inventory
-from facts.gather import gather
+from facts.gather import read_host
 from tasks import apt_runtime, artifact, environment, triton_install, venv
-from tasks.layout import Layout
 from tasks.serving import serve
 
-load_inventory(state.inventory)
-settings = load(host.data.dict(), host.name)
-layout = Layout(settings)
-facts = gather(host, settings)
-assessment = assess(facts, settings)
+reading = read_host(host, state.inventory)
+settings, layout, assessment = reading.settings, reading.layout, reading.assessment
 if assessment.blockers:
     print(report.table(host.name, assessment), flush=True)
     reasons = "; ".join(f"{i.name}: {i.detail} (fix: {i.fix})" for i in assessment.blockers)
@@ -78,4 +72,4 @@ venv.packages_installed(name="venv packages", venv_dir=layout.venv, wheelhouse=w
 files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode="755")
 
 # 6. models, the repository and the server: restarted only when what it runs changed
-serve(settings, layout, d, [g["index"] for g in (facts.nvidia or {}).get("gpus", [])])
+serve(settings, layout, d, reading.gpu_ids)

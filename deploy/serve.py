@@ -14,17 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pyinfra import host, state
 from pyinfra.api.exceptions import PyinfraError
 
-from compat.rules import assess
-from config.settings import load, load_inventory
-from facts.gather import gather
-from tasks.layout import Layout
+from facts.gather import read_host
 from tasks.serving import serve
 
-load_inventory(state.inventory)
-settings = load(host.data.dict(), host.name)
-layout = Layout(settings)
-facts = gather(host, settings)
-assessment = assess(facts, settings)
+reading = read_host(host, state.inventory)
+assessment = reading.assessment
 missing = [
     i
     for i in assessment.problems
@@ -33,4 +27,4 @@ missing = [
 if assessment.blockers or missing:
     names = ", ".join(i.name for i in [*assessment.blockers, *missing])
     raise PyinfraError(f"{host.name} is not provisioned for serving ({names}): run deploy/provision.py first")
-serve(settings, layout, assessment.decisions, [g["index"] for g in (facts.nvidia or {}).get("gpus", [])])
+serve(reading.settings, reading.layout, assessment.decisions, reading.gpu_ids)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyinfra.api.host import Host
 from pyinfra.facts.files import Directory, File
 
-from compat.rules import HostFacts
-from config.settings import Settings
+from compat.rules import Assessment, HostFacts, assess
+from config.settings import Settings, load, load_inventory
 from facts.disk import FreeSpace
 from facts.libraries import LinkerCache, MissingLibraries
 from facts.nvidia import Nvidia
@@ -63,3 +65,25 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         hf_home_exists=bool(host.get_fact(Directory, layout.hf_home)),
         env_files_exist=all(env_files),
     )
+
+
+@dataclass(frozen=True)
+class HostReading:
+    """One host as every deploy starts from it: its settings, layout, facts and their assessment."""
+
+    settings: Settings
+    layout: Layout
+    facts: HostFacts
+    assessment: Assessment
+
+    @property
+    def gpu_ids(self) -> list[int]:
+        return [g["index"] for g in (self.facts.nvidia or {}).get("gpus", [])]
+
+
+def read_host(host: Host, inventory) -> HostReading:
+    """Validate every host's settings (a bad one stops the run before any host is read), then read this one."""
+    load_inventory(inventory)
+    settings = load(host.data.dict(), host.name)
+    facts = gather(host, settings)
+    return HostReading(settings, Layout(settings), facts, assess(facts, settings))

@@ -17,6 +17,7 @@ from pathlib import Path
 from pyinfra.api import StringCommand
 
 from tests import testbed
+from tests.e2e.conftest import TestHost
 
 FIXTURES = Path(__file__).parent / "fixtures" / "facts"
 
@@ -34,22 +35,11 @@ def main() -> None:
     command = fact.command(*fact_args)
     if isinstance(command, StringCommand):
         command = command.get_raw_value()
-    argv = ["sh", "-c", command]
     if args.ssh:
-        host = next(h for h in testbed.load_hosts() if h.name == args.ssh)
-        d = testbed.host_data(host)
-        argv = [
-            "ssh",
-            "-i",
-            d["ssh_key"],
-            "-p",
-            str(d["ssh_port"]),
-            "-o",
-            f"UserKnownHostsFile={d['ssh_known_hosts_file']}",
-            "root@127.0.0.1",
-            command,
-        ]
-    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.splitlines()
+        host = TestHost(next(h for h in testbed.load_hosts() if h.name == args.ssh))
+        out = host.ssh(command).stdout.splitlines()
+    else:
+        out = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=True).stdout.splitlines()
     lines = [line.rstrip() for line in out]
     result = fact.process(lines) if lines else fact.default()
     dest = FIXTURES / args.fact.replace("facts.", "") / f"{args.case}.json"

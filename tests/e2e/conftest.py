@@ -136,6 +136,11 @@ def op_results(output: str) -> dict[str, dict[str, int]]:
     return rows
 
 
+def host_index(name: str) -> int:
+    """tb1 -> 1, bench2 -> 2: the number a testbed host's name ends with."""
+    return int("".join(ch for ch in name if ch.isdigit()) or 0)
+
+
 def triton_ports(index: int) -> dict:
     """Each test host gets its own ports: the hosts share this machine's loopback."""
     base = 18000 + 100 * index
@@ -146,7 +151,7 @@ def provision_inventory(path: Path, hosts: list[TestHost], settings: dict, **ext
     """An inventory for provisioning: mirror settings for all, own ports per host."""
     rows = []
     for h in hosts:
-        data = {**h.data, **settings, **triton_ports(int(h.name.lstrip("tb"))), **extra}
+        data = {**h.data, **settings, **triton_ports(host_index(h.name)), **extra}
         rows.append(f"    ({h.name!r}, {data!r})")
     path.write_text("testbed = [\n" + ",\n".join(rows) + ",\n]\n")
     return path

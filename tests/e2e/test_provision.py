@@ -14,6 +14,7 @@ import tritonclient.http as thttp
 from tests.e2e import artifacts
 from tests.e2e.conftest import (
     TestHost,
+    host_index,
     op_results,
     provision_inventory,
     run_pyinfra,
@@ -33,7 +34,7 @@ def provision(inv: Path, *args: str) -> tuple[str, dict]:
 
 def assert_serves(host: TestHost) -> None:
     """Real inference over HTTP and gRPC from this machine: lengths (torch) and upper-case strings."""
-    ports = triton_ports(int(host.name.lstrip("tb")))
+    ports = triton_ports(host_index(host.name))
     data = np.array([[t] for t in TEXTS], dtype=np.object_)
     http = thttp.InferenceServerClient(f"127.0.0.1:{ports['triton_http_port']}")
     assert http.is_server_ready() and http.get_server_metadata()["version"] == "2.51.0"

@@ -13,7 +13,7 @@ import tritonclient.grpc as tgrpc
 import tritonclient.http as thttp
 
 from tests import tiny_models
-from tests.e2e.conftest import TestHost, op_results, provision_inventory, run_pyinfra, triton_ports
+from tests.e2e.conftest import TestHost, host_index, op_results, provision_inventory, run_pyinfra, triton_ports
 
 TEXTS = [
     "a fine day",
@@ -77,7 +77,7 @@ def served_host(testbed_hosts: list[TestHost], served: dict, models_dir: Path, t
 
 
 def infer(host: TestHost, model: str, texts: list[str], grpc: bool = False) -> dict[str, np.ndarray]:
-    ports = triton_ports(int(host.name.lstrip("tb")))
+    ports = triton_ports(host_index(host.name))
     mod = tgrpc if grpc else thttp
     url = f"127.0.0.1:{ports['triton_grpc_port' if grpc else 'triton_http_port']}"
     client = mod.InferenceServerClient(url)
