@@ -121,7 +121,7 @@ def _url(value: str) -> str | None:
 
 def _find_links(value: str) -> str | None:
     if value.startswith("upload:"):
-        return None if value[7:] else "upload: needs a directory on the controller"
+        return None if Path(value[7:]).is_dir() else "upload: needs an existing directory on the controller"
     if value.startswith("/"):
         return _abs_path(value)
     return _url(value)

@@ -53,6 +53,10 @@ triton_install.installed(
 environment.configured(layout, d.libpython_dir)
 
 # 4. venv with the pinned torch variant, from a wheelhouse on the persistent path
+find_links = settings.pip_find_links
+if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
+    files.sync(name="Wheels uploaded from the controller", src=find_links[7:], dest=layout.uploaded_wheels)
+    find_links = layout.uploaded_wheels
 sources = [d.torch_index or "", settings.pip_index_url, settings.pip_find_links]
 wheelhouse = f"{layout.wheelhouse_root}/{venv.wheelhouse_key(d.venv_pins, sources)}"
 venv.created(name="venv", python=d.python_path, venv_dir=layout.venv, python_minor=d.python)
@@ -64,7 +68,7 @@ venv.wheelhouse_filled(
     pip_cache=layout.pip_cache,
     torch_index=d.torch_index,
     index_url=settings.pip_index_url,
-    find_links=settings.pip_find_links,
+    find_links=find_links,
 )
 venv.packages_installed(name="venv packages", venv_dir=layout.venv, wheelhouse=wheelhouse, requirements=d.venv_pins)
 

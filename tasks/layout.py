@@ -51,6 +51,11 @@ class Layout:
         return f"{self.home}/run"
 
     @property
+    def uploaded_wheels(self) -> str:
+        """pip_find_links = "upload:<dir>": the controller's wheels, copied here."""
+        return f"{self.persist}/uploaded-wheels"
+
+    @property
     def wheelhouse_root(self) -> str:
         return f"{self.persist}/wheels"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shlex
 
 from pyinfra import host
 from pyinfra.api import FunctionCommand, OperationError, QuoteString, StringCommand, operation
@@ -11,6 +12,7 @@ from pyinfra.facts.files import FileContents
 from config.settings import Settings
 from facts.ports import ListeningPorts
 from facts.server import ServerState
+from facts.system import InitSystem
 from tasks._script import python_script
 from tasks.layout import Layout
 
@@ -82,6 +84,33 @@ _STOP = _STOP_PID + (
 )
 
 
+UNIT = "/etc/systemd/system/tritonserver.service"
+
+
+def systemd_unit(s: Settings, layout: Layout) -> str:
+    """The unit used where systemd is PID 1: the launcher's environment, the same arguments and log,
+    restarted on failure at most 3 times a minute (no restart loop)."""
+    args = " ".join(shlex.quote(a) for a in server_args(s, layout))
+    log = f"{layout.run}/tritonserver.log"
+    return (
+        "# Written by triton-provisioner.\n[Unit]\nDescription=NVIDIA Triton Inference Server\n"
+        "After=network-online.target\nStartLimitIntervalSec=60\nStartLimitBurst=3\n\n"
+        f"[Service]\nExecStart={layout.launcher} tritonserver {args}\nRestart=on-failure\nRestartSec=5\n"
+        f"StandardOutput=append:{log}\nStandardError=append:{log}\nStandardInput=null\n\n"
+        "[Install]\nWantedBy=multi-user.target\n"
+    )
+
+
+# $1 unit path, $2 unit text, $3 run dir, $4 config hash: install, (re)start, record the pid and hash.
+_START_SYSTEMD = (
+    'set -e; mkdir -p "$3"; printf "%s" "$2" > "$1.new"; mv "$1.new" "$1"; rm -f "$3/proof.txt"\n'
+    'echo "--- start $(date -u +%FT%TZ)" >> "$3/tritonserver.log"\n'
+    "systemctl daemon-reload; systemctl enable --quiet tritonserver.service\n"
+    "systemctl restart tritonserver.service\n"
+    'systemctl show -p MainPID --value tritonserver.service > "$3/tritonserver.pid"; echo "$4" > "$3/config.hash"\n'
+)
+
+
 def _port_holders(s: Settings, ours: set[int]) -> list[str]:
     """Each of our ports held by a process that is not our server: 'port P: NAME (pid N)'."""
     listening = host.get_fact(ListeningPorts)
@@ -120,17 +149,29 @@ def running(
     if held:
         raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
     stale = " ".join(str(p) for p in state["stale"])
-    yield StringCommand(
-        "sh",
-        "-c",
-        QuoteString(_START),
-        "_",
-        QuoteString(layout.run),
-        QuoteString(layout.launcher),
-        QuoteString(wanted_hash),
-        QuoteString(stale),
-        *(QuoteString(a) for a in server_args(s, layout)),
-    )
+    if host.get_fact(InitSystem)["systemd"]:
+        yield StringCommand(
+            "sh",
+            "-c",
+            QuoteString(_START_SYSTEMD),
+            "_",
+            QuoteString(UNIT),
+            QuoteString(systemd_unit(s, layout)),
+            QuoteString(layout.run),
+            QuoteString(wanted_hash),
+        )
+    else:
+        yield StringCommand(
+            "sh",
+            "-c",
+            QuoteString(_START),
+            "_",
+            QuoteString(layout.run),
+            QuoteString(layout.launcher),
+            QuoteString(wanted_hash),
+            QuoteString(stale),
+            *(QuoteString(a) for a in server_args(s, layout)),
+        )
     proof_file = f"{layout.run}/proof.txt"
     env = {"TRITON_PROOF_FILE": proof_file}
     ready_args = [f"{layout.run}/tritonserver.pid", f"{layout.run}/tritonserver.log", str(READY_TIMEOUT_S)]
@@ -167,6 +208,8 @@ def stopped(s: Settings, layout: Layout):
     if not state["pid"] and not state["stale"]:
         host.noop("no Triton server of ours is running")
         return
+    if host.get_fact(InitSystem)["systemd"]:
+        yield "systemctl stop tritonserver.service"
     yield StringCommand(
         "sh",
         "-c",

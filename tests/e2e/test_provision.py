@@ -157,3 +157,18 @@ def test_two_hosts_in_one_run(two_hosts: list[TestHost], served: dict, tmp_path:
         assert_serves(h)
     report = json.dumps(results)
     assert '"error": 1' not in report and '"error": 2' not in report
+
+
+def test_uploaded_wheelhouse_for_an_air_gapped_host(host: TestHost, served: dict, tmp_path: Path) -> None:
+    """pip_find_links = upload:<dir>: torch comes from a wheel copied from the controller, no index."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    (wheels / artifacts.TORCH_WHEEL.name).symlink_to(artifacts.TORCH_WHEEL)
+    inv = provision_inventory(tmp_path / "inv.py", [host], {**served, "pip_find_links": f"upload:{wheels}"})
+    _, results = provision(inv)
+    assert results["Wheels uploaded from the controller"]["success"] == 1
+    assert artifacts.TORCH_WHEEL.name in host.ssh("ls /persist/uploaded-wheels").stdout
+    assert host.ssh("/opt/triton/venv/bin/python -c 'import torch; print(torch.__version__)'").stdout.strip() == (
+        f"{artifacts.TORCH_VERSION}+cpu"
+    )
+    assert_serves(host)

@@ -157,3 +157,18 @@ def test_names_and_keys() -> None:
     assert pip_requirement("tritonclient", "2.51.0") == "tritonclient[http,grpc]==2.51.0"
     assert wheelhouse_key({"a": "1"}, ["x"]) != wheelhouse_key({"a": "2"}, ["x"])
     assert wheelhouse_key({"a": "1"}, ["x"]) != wheelhouse_key({"a": "1"}, ["y"])
+
+
+def test_systemd_unit_runs_the_same_server_through_the_launcher() -> None:
+    s = settings()
+    unit = server.systemd_unit(s, Layout(s))
+    assert "ExecStart=/opt/triton/bin/triton-env tritonserver --model-repository /opt/triton/models" in unit
+    assert "--http-address 127.0.0.1" in unit and "Restart=on-failure" in unit
+    assert "StartLimitBurst=3" in unit  # a model that cannot load does not restart forever
+    assert "StandardOutput=append:/opt/triton/run/tritonserver.log" in unit
+
+
+def test_upload_find_links_needs_a_controller_directory(tmp_path: Path) -> None:
+    assert load({"pip_find_links": f"upload:{tmp_path}"}).pip_find_links == f"upload:{tmp_path}"
+    with pytest.raises(SettingsError, match="existing directory on the controller"):
+        load({"pip_find_links": f"upload:{tmp_path}/missing"})
