@@ -289,17 +289,19 @@ def _choose_python(f: HostFacts, s: Settings, build, release, d: Decisions) -> l
         why = f"the python backend needs Python {want}; the host has {have}"
         if numpy_lt2 and any(vkey(v) > vkey(t.NUMPY_LT2_MAX_PYTHON) for v in f.pythons):
             why += f" (Python > {t.NUMPY_LT2_MAX_PYTHON} has no numpy<2, which the Triton {build.version} stub needs)"
-        py_pkg = f"python{distro_pythons[0]}" if distro_pythons else "python3"
-        return [
-            Item(
-                "python",
-                "incompatible",
-                why,
-                f"install a matching Python with its venv and libpython (apt-get install {py_pkg} "
-                f"{py_pkg}-venv lib{py_pkg}), or set triton_python",
-                blocker=True,
-            )
+        usable = [
+            v for v in distro_pythons if v in stubs and not (numpy_lt2 and vkey(v) > vkey(t.NUMPY_LT2_MAX_PYTHON))
         ]
+        if usable:
+            pkg = f"python{usable[0]}"
+            fix = f"apt-get install {pkg} {pkg}-venv lib{pkg}, or set triton_python"
+        else:  # the distribution's own Python is too new (or too old) for this build's stub
+            fix = (
+                f"install a Python {stubs[0]}-{t.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]} built with "
+                "--enable-shared and its venv module, then set triton_python; or use a Triton build whose stub "
+                "takes this Python" + (" and numpy 2 (newer than 2.71, triton_source = tarball)" if numpy_lt2 else "")
+            )
+        return [Item("python", "incompatible", why, fix, blocker=True)]
     candidates.sort(key=lambda c: c[0], reverse=True)
     _, version, py = candidates[0]
     d.python, d.python_path = version, py["path"]

@@ -257,6 +257,10 @@ def _start(host: Host) -> None:
         'mount --bind "$p" "$r/persist"\n'
         'exec chroot "$r" /usr/sbin/sshd -D -e -p "$port" -o ListenAddress=127.0.0.1'
     )
+    # The previous sshd of this host (just killed) may hold its port for a moment longer.
+    deadline = time.monotonic() + 15
+    while not _port_free(host.ssh_port) and time.monotonic() < deadline:
+        time.sleep(0.1)
     log = open(host.dir / "sshd.log", "ab")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(
         [
@@ -286,7 +290,8 @@ def _start(host: Host) -> None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise TestbedError(f"sshd of {host.name} exited ({proc.returncode}); see {host.dir / 'sshd.log'}")
+            tail = (host.dir / "sshd.log").read_text(errors="replace").splitlines()[-5:]
+            raise TestbedError(f"sshd of {host.name} exited ({proc.returncode}): " + " | ".join(tail))
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", host.ssh_port), timeout=1) as s:
             if s.recv(4).startswith(b"SSH-"):
                 return

@@ -131,6 +131,8 @@ def test_debian13_python313_only_is_refused_for_numpy_lt2() -> None:
     a = assess(host(("debian", "13", "trixie"), glibc="2.41", glibcxx="3.4.34", pythons=py("3.13")), DEFAULT)
     item = by_name(a, "python")
     assert item.blocker and "numpy<2" in item.detail
+    assert "apt-get install python3.13" not in item.fix  # the distribution's Python is the problem
+    assert "--enable-shared" in item.fix and "newer than 2.71" in item.fix
 
 
 def test_no_python_with_a_stub_is_a_blocker() -> None:
