@@ -19,7 +19,7 @@ from pyinfra.operations import files
 
 from compat import report
 from facts.gather import read_host
-from tasks import apt_runtime, artifact, environment, triton_install, venv
+from tasks import apt_runtime, artifact, environment, triton_install, upload, venv
 from tasks.serving import serve
 
 reading = read_host(host, state.inventory)
@@ -55,7 +55,7 @@ environment.configured(layout, d.libpython_dir)
 # 4. venv with the pinned torch variant, from a wheelhouse on the persistent path
 find_links = settings.pip_find_links
 if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
-    files.sync(name="Wheels uploaded from the controller", src=find_links[7:], dest=layout.uploaded_wheels)
+    upload.directory(find_links[7:], layout.uploaded_wheels, "Wheels uploaded from the controller")
     find_links = layout.uploaded_wheels
 sources = [d.torch_index or "", settings.pip_index_url, settings.pip_find_links]
 wheelhouse = f"{layout.wheelhouse_root}/{venv.wheelhouse_key(d.venv_pins, sources)}"

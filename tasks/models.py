@@ -15,6 +15,7 @@ from pyinfra.operations import files
 
 from config.models import ModelSpec
 from facts.hub import HubSnapshot
+from tasks import upload
 from tasks.layout import Layout
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "models"
@@ -94,12 +95,7 @@ def sources(specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str) -> None
         files.put(name="HuggingFace token (0600)", src=StringIO(hf_token), dest=f"{layout.hf_home}/token", mode="600")
     for spec in specs:
         if spec.kind == "path":
-            files.sync(
-                name=f"Model {spec.name}: upload {spec.ref}",
-                src=spec.ref,
-                dest=f"{layout.model_sources}/{spec.name}",
-                delete=True,
-            )
+            upload.directory(spec.ref, f"{layout.model_sources}/{spec.name}", f"Model {spec.name}")
         else:
             hub_snapshot(
                 name=f"Model {spec.name}: {spec.source} in HF_HOME",
