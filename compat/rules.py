@@ -67,7 +67,6 @@ class Decisions:
     torch_variant: str | None = None  # "cpu", "cu124"
     torch_requirement: str | None = None  # "torch==2.8.0+cpu"
     torch_index: str | None = None  # full index URL, or None
-    numpy_requirement: str | None = None
     apt_packages: list[str] = field(default_factory=list)
     venv_pins: dict[str, str] = field(default_factory=dict)  # name -> exact version in the venv
 
@@ -123,7 +122,7 @@ def wanted_build(settings: Settings) -> tuple[t.TritonBuild | None, t.PytritonRe
     return t.TRITON_BUILDS.get(release.triton), release
 
 
-def _stub_pythons(settings: Settings, release: t.PytritonRelease | None) -> tuple[str, ...]:
+def _stub_pythons(release: t.PytritonRelease | None) -> tuple[str, ...]:
     if release:
         return release.stub_pythons
     return t.PYTRITON_RELEASES["0.7.0"].stub_pythons  # tarball: a layout with python_backend_stubs/
@@ -255,7 +254,7 @@ def _check_c_runtime(f: HostFacts, build: t.TritonBuild) -> list[Item]:
 
 def _choose_python(f: HostFacts, s: Settings, build, release, d: Decisions) -> list[Item]:
     """Pick the Python for the venv and the stub: a stub exists for it, numpy pins fit, venv works."""
-    stubs = _stub_pythons(s, release)
+    stubs = _stub_pythons(release)
     numpy_lt2 = build is not None and build.numpy_spec == "<2"
     distro_pythons = t.DISTRO_PYTHONS.get(distro_key(f.os), ())
     candidates = []
@@ -512,7 +511,6 @@ def _choose_torch(f: HostFacts, s: Settings, d: Decisions) -> list[Item]:
     d.torch_variant = variant
     d.torch_requirement = f"torch=={s.torch_version}+{variant}"
     d.torch_index = f"{s.torch_index_url.rstrip('/')}/{variant}" if s.torch_index_url else None
-    d.numpy_requirement = f"numpy=={s.numpy_version}"
     d.venv_pins = {
         "torch": f"{s.torch_version}+{variant}",
         "numpy": s.numpy_version,

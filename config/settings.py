@@ -79,6 +79,11 @@ class Settings:
     hf_token: str = field(default="", repr=False)  # a secret: never printed, written 0600
 
     @property
+    def http_connect_host(self) -> str:
+        """Where a client on the host reaches the HTTP endpoint: loopback when bound to every address."""
+        return "127.0.0.1" if self.triton_http_address in ("0.0.0.0", "::") else self.triton_http_address
+
+    @property
     def server_home(self) -> str:
         """The Triton home every program uses: the `current` link under triton_home."""
         return f"{self.triton_home.rstrip('/')}/current"

@@ -140,7 +140,7 @@ def running(
     (recorded pid, or serving our repository) is stopped cleanly first. verify is the JSON
     of tasks.models.verify_spec: after a start each model is called over HTTP and gRPC.
     """
-    http_host = "127.0.0.1" if s.triton_http_address in ("0.0.0.0", "::") else s.triton_http_address
+    http_host = s.http_connect_host
     state = host.get_fact(ServerState, layout.run, http_host, s.triton_http_port, layout.models)
     if state["pid"] and state["config_hash"] == wanted_hash and state["ready"]:
         host.noop(f"Triton pid {state['pid']} is ready with this configuration")
@@ -175,9 +175,7 @@ def running(
     proof_file = f"{layout.run}/proof.txt"
     env = {"TRITON_PROOF_FILE": proof_file}
     ready_args = [f"{layout.run}/tritonserver.pid", f"{layout.run}/tritonserver.log", str(READY_TIMEOUT_S)]
-    yield python_script(
-        python, "wait_ready.py", s.triton_http_address, str(s.triton_http_port), *ready_args, *models, env=env
-    )
+    yield python_script(python, "wait_ready.py", http_host, str(s.triton_http_port), *ready_args, *models, env=env)
     if verify and verify != "[]":
         yield python_script(
             "python3",
@@ -203,7 +201,7 @@ def _show_proof(state, host, path: str) -> bool:
 @operation()
 def stopped(s: Settings, layout: Layout):
     """No server of ours runs: TERM (KILL after 30 s) to the recorded pid and to any serving our repository."""
-    http_host = "127.0.0.1" if s.triton_http_address in ("0.0.0.0", "::") else s.triton_http_address
+    http_host = s.http_connect_host
     state = host.get_fact(ServerState, layout.run, http_host, s.triton_http_port, layout.models)
     if not state["pid"] and not state["stale"]:
         host.noop("no Triton server of ours is running")

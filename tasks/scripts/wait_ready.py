@@ -1,6 +1,6 @@
 """Wait until Triton is ready and each model answers ready, then (optionally) prove one inference.
 
-    python3 wait_ready.py HTTP_ADDRESS HTTP_PORT PID_FILE LOG_FILE TIMEOUT_S [MODEL ...]
+    python3 wait_ready.py HTTP_HOST HTTP_PORT PID_FILE LOG_FILE TIMEOUT_S [MODEL ...]
 
 On failure prints the server log lines that explain it, and exits 1. Runs on the host (3.8+).
 """
@@ -122,8 +122,7 @@ def proof(line: str) -> None:
 
 
 def main(address: str, port: str, pid_file: str, log: str, timeout: str, *models: str) -> int:
-    host = "127.0.0.1" if address in ("0.0.0.0", "::") else address
-    base = f"http://{host}:{port}"
+    base = f"http://{address}:{port}"  # the address a client on this host connects to
     deadline = time.monotonic() + float(timeout)
     with open(pid_file) as f:
         pid = int(f.read().strip())
