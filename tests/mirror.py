@@ -36,6 +36,8 @@ class _Handler(SimpleHTTPRequestHandler):
         super().__init__(*args, directory=str(mirror.root), **kwargs)
 
     def log_request(self, code="-", size="-"):
+        if self.path.startswith("/_cut/"):
+            return  # do_GET records what it really sent
         status = int(code) if str(code).isdigit() else 0
         sent = self.headers_sent_size() if status == 200 else 0
         self.mirror._record(self.command, self.path, status, sent)
@@ -50,6 +52,23 @@ class _Handler(SimpleHTTPRequestHandler):
 
     def log_message(self, format, *args):
         pass
+
+    def do_GET(self):
+        """/_cut/N/PATH sends PATH's headers (its full Content-Length) and N bytes, then drops the
+        connection: a download cut mid-transfer. Every other path is served as a file."""
+        if not self.path.startswith("/_cut/"):
+            return super().do_GET()
+        _, _, after, rest = self.path.split("/", 3)
+        path = Path(self.translate_path("/" + rest))
+        data = path.read_bytes()[: int(after)]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(path.stat().st_size))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+        self.close_connection = True
+        self.mirror._record("GET", self.path, 200, len(data))
 
 
 class Mirror:
@@ -93,6 +112,10 @@ class Mirror:
         digest = sha256_of(dest)
         dest.with_name(dest.name + ".sha256").write_text(f"{digest}  {dest.name}\n")
         return f"{self.url}/{name}", digest
+
+    def cut_url(self, name: str, after: int) -> str:
+        """A URL of the placed file NAME whose transfer stops after AFTER bytes."""
+        return f"{self.url}/_cut/{after}/{name}"
 
     def _record(self, method: str, path: str, status: int, size: int = 0) -> None:
         with self._lock, open(self.log_path, "a") as log:

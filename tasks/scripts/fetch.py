@@ -7,6 +7,7 @@ Exit 3 on a checksum mismatch (the bad file is removed), 4 on a network error.
 """
 
 import hashlib
+import http.client
 import os
 import sys
 import urllib.request
@@ -16,7 +17,7 @@ def main(url: str, dest: str, sha256: str) -> int:
     part = dest + ".part"
     os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
     digest = hashlib.sha256()
-    done = 0
+    done = total = 0
     try:
         with urllib.request.urlopen(url, timeout=60) as resp, open(part, "wb") as out:
             total = int(resp.headers.get("Content-Length") or 0)
@@ -31,10 +32,17 @@ def main(url: str, dest: str, sha256: str) -> int:
                 if total and done * 100 // total >= step:
                     print(f"fetch: {done * 100 // total}% of {total >> 20} MiB", file=sys.stderr, flush=True)
                     step = done * 100 // total // 10 * 10 + 10
-    except OSError as exc:
+        if total and done != total:
+            raise http.client.IncompleteRead(b"", total - done)
+    except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, cut short
         if os.path.exists(part):
             os.unlink(part)
-        print(f"fetch: download of {url} failed after {done} bytes: {exc}; nothing was changed", file=sys.stderr)
+        of = f" of {total}" if total else ""
+        print(
+            f"fetch: download of {url} failed after {done}{of} bytes ({type(exc).__name__}: {exc}); "
+            "the partial file was removed and nothing was installed. Run again to retry.",
+            file=sys.stderr,
+        )
         return 4
     got = digest.hexdigest()
     if got != sha256:
