@@ -540,6 +540,8 @@ def _check_disk(f: HostFacts, s: Settings, d: Decisions) -> list[Item]:
     if not venv_ready:
         need(f.free_venv, t.DISK_VENV[kind], f"venv ({kind} torch)")
         need(f.free_persist, t.DISK_PIP_CACHE[kind], "pip cache")
+        if s.venv_snapshot:
+            need(f.free_persist, t.DISK_VENV_SNAPSHOT[kind], "venv snapshot")
     items = []
     for mount, (space, amount, whats) in needs.items():
         if space is None:

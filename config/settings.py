@@ -74,7 +74,9 @@ class Settings:
     triton_http_port: int
     triton_grpc_port: int
     triton_metrics_port: int
+    venv_snapshot: bool
     audit_report_path: str
+    step_timings_path: str
     models: tuple[ModelSpec, ...] = ()
     hf_token: str = field(default="", repr=False)  # a secret: never printed, written 0600
 
@@ -178,13 +180,21 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_http_port": _port,
     "triton_grpc_port": _port,
     "triton_metrics_port": _port,
+    "venv_snapshot": lambda v: None,
     "audit_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
+    "step_timings_path": lambda v: None if "\0" not in v else "must be a file name (or empty)",
     "hf_token": lambda v: None if "\n" not in v and " " not in v else "must be one token, no spaces or newlines",
 }
 
 
 def _coerce(name: str, value: Any, kind: type) -> tuple[Any, str | None]:
-    """CLI --data gives strings: accept "8000" for an int; refuse bool for int and any other type."""
+    """CLI --data gives strings: accept "8000" for an int, "true"/"false" for a bool; refuse other types."""
+    if kind is bool:
+        if isinstance(value, bool):
+            return value, None
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true", None
+        return value, f"must be true or false, got {type(value).__name__} {value!r}"
     if kind is int:
         if isinstance(value, bool):
             return value, "must be a whole number, not true/false"
@@ -202,7 +212,8 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
     """Validate a host's data (inventory + group data + --data) into Settings, or raise SettingsError."""
     values = defaults()
     problems: list[str] = []
-    types = {f.name: (int if f.type in ("int", int) else str) for f in fields(Settings) if f.name != "models"}
+    kinds = {"int": int, int: int, "bool": bool, bool: bool}
+    types = {f.name: kinds.get(f.type, str) for f in fields(Settings) if f.name != "models"}
     if "models" in data:
         values["models"] = data["models"]
     specs, model_problems = parse_models(values.get("models", []))

@@ -9,6 +9,7 @@ nothing.
 """
 
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -19,10 +20,12 @@ from pyinfra.operations import files
 
 from compat import report
 from facts.gather import read_host
-from tasks import apt_runtime, artifact, environment, triton_install, upload, venv
+from tasks import apt_runtime, artifact, environment, timings, triton_install, upload, venv
 from tasks.serving import serve
 
+started = time.monotonic()
 reading = read_host(host, state.inventory)
+timings.record(state, host.name, time.monotonic() - started, reading.settings.step_timings_path)
 settings, layout, assessment = reading.settings, reading.layout, reading.assessment
 if assessment.blockers:
     print(report.table(host.name, assessment), flush=True)
@@ -58,19 +61,29 @@ if find_links.startswith("upload:"):  # air-gapped: wheels copied from the contr
     upload.directory(find_links[7:], layout.uploaded_wheels, "Wheels uploaded from the controller")
     find_links = layout.uploaded_wheels
 sources = [d.torch_index or "", settings.pip_index_url, settings.pip_find_links]
-wheelhouse = f"{layout.wheelhouse_root}/{venv.wheelhouse_key(d.venv_pins, sources)}"
-venv.created(name="venv", python=d.python_path, venv_dir=layout.venv, python_minor=d.python)
+key = venv.wheelhouse_key(d.venv_pins, sources)
+wheelhouse = f"{layout.wheelhouse_root}/{key}"
+# a tar of the finished venv: after a reset the venv is unpacked from it instead of pip installing
+snapshot = f"{layout.venv_snapshots}/{venv.snapshot_key(key, d.python_path, layout.venv)}.tar"
+restore = {
+    "python_minor": d.python,
+    "requirements": d.venv_pins,
+    "snapshot": snapshot if settings.venv_snapshot else "",
+}
+venv.created(name="venv", python=d.python_path, venv_dir=layout.venv, **restore)
 venv.wheelhouse_filled(
     name="Wheels in the persistent wheelhouse",
     venv_dir=layout.venv,
     wheelhouse=wheelhouse,
-    requirements=d.venv_pins,
     pip_cache=layout.pip_cache,
     torch_index=d.torch_index,
     index_url=settings.pip_index_url,
     find_links=find_links,
+    **restore,
 )
-venv.packages_installed(name="venv packages", venv_dir=layout.venv, wheelhouse=wheelhouse, requirements=d.venv_pins)
+venv.packages_installed(name="venv packages", venv_dir=layout.venv, wheelhouse=wheelhouse, **restore)
+if settings.venv_snapshot:
+    venv.snapshot_saved(name="venv snapshot on the persistent path", venv_dir=layout.venv, snapshot=snapshot)
 
 # 5. HuggingFace cache on the persistent path
 files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode="755")

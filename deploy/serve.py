@@ -7,6 +7,7 @@ Brings back a server that was killed. Refuses, naming the fix, on a host not pro
 """
 
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -15,9 +16,12 @@ from pyinfra import host, state
 from pyinfra.api.exceptions import PyinfraError
 
 from facts.gather import read_host
+from tasks import timings
 from tasks.serving import serve
 
+started = time.monotonic()
 reading = read_host(host, state.inventory)
+timings.record(state, host.name, time.monotonic() - started, reading.settings.step_timings_path)
 assessment = reading.assessment
 missing = [
     i

@@ -49,6 +49,10 @@ tokenizers_version = "0.22.1"
 huggingface_hub_version = "0.36.0"
 # The Triton client in the venv, for proving each model over HTTP and gRPC after a start.
 tritonclient_version = "2.51.0"
+# Keep a tar of the finished venv on persist_dir (the venv's size again, ~1 GB with CPU torch,
+# ~6 GB with CUDA): a host re-provisioned after a reset unpacks it in seconds instead of pip
+# installing every wheel again. False = install from the wheelhouse each time.
+venv_snapshot = True
 
 # --- Server ------------------------------------------------------------------------------
 # Bound to loopback unless you open it on purpose ("0.0.0.0").
@@ -60,6 +64,9 @@ triton_metrics_port = 8002
 # --- Audit ---------------------------------------------------------------------------------
 # Where deploy/audit.py writes its JSON report (on the controller).
 audit_report_path = "audit-report.json"
+# Where provision/serve write how long each step took on each host (JSON, on the controller);
+# "" = only the one-line summary per host in the log.
+step_timings_path = ""
 
 # --- Models --------------------------------------------------------------------------------
 # The HuggingFace models to serve, each a dict: name, source ("hub:<repo id>@<revision>",

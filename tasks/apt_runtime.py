@@ -16,11 +16,21 @@ from pyinfra.facts.server import Date
 
 # apt-get update only when the lists are older than this; fresh lists are reused.
 APT_LISTS_MAX_AGE = timedelta(hours=6)
+# Seconds apt waits for the dpkg lock before it gives up (apt >= 1.9.11: Debian 11, Ubuntu 20.04).
+APT_LOCK_TIMEOUT_S = 600
 
 
 def apt_options(cache_dir: str) -> list[str]:
     """Point apt's lists and archives at cache_dir (on the persistent path)."""
-    return ["-o", f"Dir::State::Lists={cache_dir}/lists", "-o", f"Dir::Cache::Archives={cache_dir}/archives"]
+    return [
+        "-o",
+        f"Dir::State::Lists={cache_dir}/lists",
+        "-o",
+        f"Dir::Cache::Archives={cache_dir}/archives",
+        # wait for a dpkg another run (or one a dropped connection left behind) still holds
+        "-o",
+        f"DPkg::Lock::Timeout={APT_LOCK_TIMEOUT_S}",
+    ]
 
 
 @operation()
@@ -43,7 +53,13 @@ def runtime_packages(packages: list[str], cache_dir: str):
     now = host.get_fact(Date).replace(tzinfo=None)
     if not info or not info.get("mtime") or info["mtime"] < now - APT_LISTS_MAX_AGE:
         yield StringCommand("apt-get", *opts, "update", "-q", "&&", "touch", QuoteString(stamp))
+    # An install cut off mid-way (a dropped connection) leaves dpkg half-configured; finish it first.
     yield StringCommand(
+        "DEBIAN_FRONTEND=noninteractive",
+        "dpkg",
+        "--configure",
+        "-a",
+        "&&",
         "DEBIAN_FRONTEND=noninteractive",
         "apt-get",
         *opts,

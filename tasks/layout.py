@@ -73,6 +73,11 @@ class Layout:
         return f"{self.persist}/apt"
 
     @property
+    def venv_snapshots(self) -> str:
+        """Tars of finished venvs, one per wheelhouse key (tasks/venv.py snapshot_saved)."""
+        return f"{self.persist}/venv-snapshots"
+
+    @property
     def pip_cache(self) -> str:
         return f"{self.persist}/pip-cache"
 

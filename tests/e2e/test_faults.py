@@ -1,5 +1,5 @@
-"""Faults on real hosts: a removed library, a full disk, an interrupted run, a stale pid file,
-and a secret token. Nothing that worked before may be lost."""
+"""Faults on real hosts: a removed library, a full disk, a download cut short, an interrupted run
+(controller or host side), a stale pid file, and a secret token. Nothing that worked before may be lost."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e import artifacts
 from tests.e2e.conftest import REPO, TestHost, op_results, provision_inventory, run_pyinfra, triton_ports
 from tests.e2e.test_audit import SNAPSHOT
 from tests.e2e.test_provision import assert_serves
@@ -62,6 +63,30 @@ def test_stale_pid_file_pointing_at_another_process_kills_nothing(provisioned: d
     host.ssh(f"kill {sleeper}")
 
 
+def test_download_cut_mid_transfer_is_an_error_and_the_old_install_still_serves(provisioned: dict, mirror) -> None:
+    """The connection closes half-way through the Triton tarball; the next run, with the network back, installs it."""
+    host, inv = provisioned["host"], provisioned["inv"]
+    link = host.ssh("readlink /opt/triton/current").stdout
+    url, sha = mirror.place(artifacts.triton_tarball(), "tarballs/tritonserver.tar")
+    size = artifacts.triton_tarball().stat().st_size
+    cut = mirror.cut_url("tarballs/tritonserver.tar", size // 2)
+    tarball = ["--data", "triton_source=tarball", "--data", f"triton_tarball_sha256={sha}"]
+    tarball += ["--data", "triton_tarball_strip_components=1"]
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", *tarball, "--data", f"triton_tarball_url={cut}")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert f"download of {cut} failed after {size // 2} of {size} bytes" in out, out[-3000:]
+    assert "the partial file was removed and nothing was installed" in out
+    left = host.ssh("ls -a /persist/downloads").stdout.split()
+    assert [f for f in left if f.startswith("triton-")] == [], left  # no .part, nothing half-written
+    assert host.ssh("readlink /opt/triton/current").stdout == link
+    assert_serves(host)
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", *tarball, "--data", f"triton_tarball_url={url}")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    assert host.ssh("readlink /opt/triton/current").stdout != link
+    assert_serves(host)
+
+
 def test_full_disk_at_the_install_path_is_refused_before_any_change(provisioned: dict, tmp_path: Path) -> None:
     host = provisioned["host"]
     inv = provision_inventory(
@@ -84,6 +109,7 @@ def test_run_killed_mid_install_completes_next_time_then_changes_nothing(provisi
     """The controller dies while pip installs into the venv (the SSH session goes with it)."""
     host, inv = provisioned["host"], provisioned["inv"]
     host.reset()
+    host.ssh("rm -rf /persist/venv-snapshots")  # so that pip install is the long step to cut
     proc = subprocess.Popen(
         [sys.executable, "-m", "pyinfra", str(inv), "deploy/provision.py", "-y"],
         cwd=REPO,
@@ -104,6 +130,60 @@ def test_run_killed_mid_install_completes_next_time_then_changes_nothing(provisi
     assert_serves(host)
     again = op_results(run_pyinfra(inv, "deploy/provision.py", "-y").stderr)
     assert all(r["success"] == 0 for n, r in again.items() if n != "Grand total"), again
+
+
+def test_host_sshd_session_killed_mid_install_completes_next_time_then_changes_nothing(provisioned: dict) -> None:
+    """The host's end drops: its sshd session serving the run is killed while pip installs torch.
+    The pip it ran lives on as an orphan; the next run waits for it (venv lock) rather than racing it."""
+    host, inv = provisioned["host"], provisioned["inv"]
+    host.reset()
+    host.ssh("rm -rf /persist/venv-snapshots")  # so that pip install is the long step to cut
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pyinfra", str(inv), "deploy/provision.py", "-y"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 300
+    for line in proc.stdout:
+        if "Starting operation: venv packages" in line or time.monotonic() > deadline:
+            break
+    time.sleep(2)
+    # Walk up from the pip process to the sshd that serves its session, and kill that sshd.
+    killed = host.ssh(
+        'p=$(pgrep -f \'[b]in/pip install\' | head -n1); while [ -n "$p" ] && [ "$p" -gt 1 ]; do'
+        ' if [ "$(cat /proc/$p/comm)" = sshd ]; then kill -9 "$p"; echo "$p"; break; fi;'
+        " p=$(awk '{print $4}' /proc/$p/stat); done"
+    ).stdout.strip()
+    assert killed, "no pip install was running under an sshd session"
+    rest, _ = proc.communicate(timeout=300)
+    assert proc.returncode != 0, rest[-2000:]
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    assert_serves(host)
+    again = op_results(run_pyinfra(inv, "deploy/provision.py", "-y").stderr)
+    assert all(r["success"] == 0 for n, r in again.items() if n != "Grand total"), again
+    assert host.ssh("pgrep -f '[b]in/pip' || true").stdout.strip() == ""
+
+
+def test_damaged_venv_snapshot_is_removed_and_the_next_run_installs_with_pip(provisioned: dict) -> None:
+    """A snapshot cut short (a disk that filled while it was written elsewhere, a copy gone wrong)."""
+    host, inv = provisioned["host"], provisioned["inv"]
+    if host.ssh("ls /persist/venv-snapshots/*.tar", check=False).returncode != 0:
+        run_pyinfra(inv, "deploy/provision.py", "-y", check=True)  # run alone: the snapshot is written
+    host.ssh("truncate -s 50M /persist/venv-snapshots/*.tar")
+    host.reset()
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert res.returncode != 0
+    assert "could not be unpacked; removed it. Run again to install from the wheelhouse." in res.stdout + res.stderr
+    assert host.ssh("ls /persist/venv-snapshots/").stdout.split() == []
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    results = op_results(res.stderr)
+    assert results["venv packages"]["success"] == 1  # pip, from the wheelhouse
+    assert results["venv snapshot on the persistent path"]["success"] == 1  # a good one written again
+    assert_serves(host)
 
 
 def test_token_never_appears_in_output_logs_or_world_readable_files(provisioned: dict) -> None:

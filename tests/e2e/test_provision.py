@@ -96,7 +96,11 @@ def test_reset_reprovisions_from_the_persistent_caches(host: TestHost, inv: Path
     assert results["Triton artifact in the cache"]["no_change"] == 1
     assert results["Wheels in the persistent wheelhouse"]["no_change"] == 1  # pip ran with --no-index
     assert host.ssh(cache).stdout == before  # apt and pip fetched nothing new
-    assert results["venv packages"]["success"] == 1  # the reset did wipe the venv
+    # the reset wiped the venv: it is unpacked from the snapshot the cold run kept, pip does not run
+    assert results["venv"]["success"] == 1
+    assert results["venv packages"]["no_change"] == 1
+    assert results["venv snapshot on the persistent path"]["no_change"] == 1
+    assert "torch" in host.ssh("/opt/triton/venv/bin/pip list --format=freeze").stdout
 
 
 def test_wrong_sha256_is_an_error_and_the_old_install_still_serves(

@@ -262,6 +262,8 @@ def test_installed_triton_with_numpy2_in_venv_is_flagged() -> None:
         ({"triton_grpc_port": 8000}, "must differ"),
         ({"persist_dir": "/opt/triton/cache"}, "must not be inside"),
         ({"triton_http_address": "localhost"}, "IP"),
+        ({"venv_snapshot": "maybe"}, "must be true or false"),
+        ({"venv_snapshot": 1}, "must be true or false"),
     ],
 )
 def test_bad_settings_are_refused_with_the_key_and_fix(data, needle) -> None:
@@ -272,3 +274,17 @@ def test_bad_settings_are_refused_with_the_key_and_fix(data, needle) -> None:
 
 def test_cli_strings_for_ints_are_accepted() -> None:
     assert load({"triton_http_port": "9000"}).triton_http_port == 9000
+
+
+def test_cli_strings_for_bools_are_accepted() -> None:
+    assert load({"venv_snapshot": "False"}).venv_snapshot is False
+    assert load({"venv_snapshot": True}).venv_snapshot is True
+
+
+def test_venv_snapshot_needs_its_space_on_the_persistent_path() -> None:
+    """pip cache 1 GiB + snapshot 1.5 GiB + download cache on /persist; without the snapshot 1.5 GiB less."""
+    a = assess(host(free=2.0), DEFAULT)
+    item = by_name(a, "disk /persist")
+    assert item.blocker and "pip cache, venv snapshot" in item.detail and "2.56 GiB needed" in item.detail
+    a = assess(host(free=2.0), load({"venv_snapshot": False}))
+    assert by_name(a, "disk /persist").status == "ok"
