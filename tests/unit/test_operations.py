@@ -1,0 +1,121 @@
+"""Each operation on fixtures, as pyinfra tests its own: facts in, commands (or a noop) out.
+
+One file per case in tests/fixtures/operations/<module>.<operation>/<case>.json:
+
+    {"args": {...}, "facts": {"FactClass": value, "FactWithArgs": {"arg1 arg2": value}},
+     "commands": ["..."]}            or "noop": "why"     or "error": "part of the message"
+
+`s`/`settings` args are settings overrides (validated by config.settings.load); `layout: true`
+passes the Layout of those settings. Scripts from tasks/scripts appear as <script NAME>.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import re
+import shlex
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyinfra.api import FunctionCommand, StringCommand
+from pyinfra.api.exceptions import OperationError
+from pyinfra.context import ctx_host
+
+from config.settings import load
+from tasks.layout import Layout
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
+CASES = sorted(FIXTURES.glob("*/*.json"))
+TASKS = Path(__file__).parents[2] / "tasks"
+SCRIPTS = {shlex.quote(p.read_text()): f"<script {p.name}>" for p in sorted((TASKS / "scripts").glob("*.py"))}
+
+
+class FixtureHost:
+    """Stands in for pyinfra's host inside an operation: facts from the fixture, noops recorded."""
+
+    name = "fixture-host"
+
+    def __init__(self, facts: dict[str, Any]):
+        self.facts = facts
+        self.noops: list[str] = []
+
+    def get_fact(self, cls: type, *args: Any, **kwargs: Any) -> Any:
+        if cls.__name__ not in self.facts:
+            raise AssertionError(f"the fixture has no fact {cls.__name__}")
+        value = self.facts[cls.__name__]
+        key = " ".join(str(a) for a in [*args, *kwargs.values()])
+        if key:
+            if key not in value:
+                raise AssertionError(f"the fixture has no {cls.__name__} for {key!r}")
+            value = value[key]
+        if cls.__name__ == "Date":
+            return datetime.fromisoformat(value)
+        if cls.__name__ == "File" and value and value.get("mtime"):
+            return {**value, "mtime": datetime.fromisoformat(value["mtime"])}
+        if cls.__name__ == "ListeningPorts":  # JSON keys are strings; the fact's are port numbers
+            return {int(port): holders for port, holders in value.items()}
+        return value
+
+    def noop(self, description: str) -> None:
+        self.noops.append(description)
+
+
+def _operation(dirname: str):
+    module, name = dirname.rsplit(".", 1)
+    return getattr(importlib.import_module(f"tasks.{module}"), name)
+
+
+def _args(spec_args: dict[str, Any]) -> dict[str, Any]:
+    args = dict(spec_args)
+    for key in ("s", "settings"):
+        if key in args:
+            args[key] = load(args[key])
+            if args.pop("layout", False):
+                args["layout"] = Layout(args[key])
+    return args
+
+
+def _text(command: Any) -> str:
+    if isinstance(command, FunctionCommand):
+        return f"<function {command.function.__name__}>"
+    text = command.get_raw_value() if isinstance(command, StringCommand) else str(command)
+    for quoted, label in SCRIPTS.items():
+        text = text.replace(quoted, label)
+    return text
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.name}/{c.stem}" for c in CASES])
+def test_operation_fixture(case: Path) -> None:
+    spec = json.loads(case.read_text())
+    fake = FixtureHost(spec.get("facts", {}))
+    op = _operation(case.parent.name)
+    with ctx_host.use(fake):
+        if "error" in spec:
+            with pytest.raises(OperationError, match=re.escape(spec["error"])):
+                list(op._inner(**_args(spec["args"])))
+            return
+        commands = [_text(c) for c in op._inner(**_args(spec["args"]))]
+    assert commands == spec.get("commands", [])
+    if "noop" in spec:
+        assert fake.noops == [spec["noop"]]
+    else:
+        assert fake.noops == []
+
+
+def test_every_operation_has_a_change_and_a_noop_case() -> None:
+    """pyinfra's rule: an operation is tested doing its work and doing nothing when there is nothing to do."""
+    kinds: dict[str, set[str]] = {}
+    for case in CASES:
+        spec = json.loads(case.read_text())
+        kind = "noop" if "noop" in spec and not spec.get("commands") else "change"
+        kinds.setdefault(case.parent.name, set()).add(kind)
+    for path in sorted(TASKS.glob("[!_]*.py")):
+        module = importlib.import_module(f"tasks.{path.stem}")
+        for name, obj in inspect.getmembers(module, callable):
+            inner = getattr(obj, "_inner", None)
+            if inner and inspect.isgeneratorfunction(inner) and obj.__module__ == module.__name__:
+                assert kinds.get(f"{path.stem}.{name}") == {"noop", "change"}, f"tasks.{path.stem}.{name}"
