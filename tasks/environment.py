@@ -7,11 +7,10 @@ check start through the launcher, which sets the same variables as the profile.
 from __future__ import annotations
 
 import shlex
-from io import StringIO
 
 from pyinfra.api import deploy
-from pyinfra.operations import files
 
+from tasks import small_files
 from tasks.layout import Layout
 
 
@@ -30,21 +29,17 @@ def env_script(layout: Layout, libpython_dir: str | None) -> str:
 
 @deploy("Triton environment")
 def configured(layout: Layout, libpython_dir: str | None) -> None:
-    """env.sh, /etc/profile.d/triton.sh and the launcher, each rewritten only when its content differs."""
+    """env.sh, /etc/profile.d/triton.sh (login shells read env.sh) and the launcher (runs a command
+    in Triton's environment), each rewritten only when its content differs."""
     env_file = f"{layout.home}/env.sh"
-    files.put(name="Triton env.sh", src=StringIO(env_script(layout, libpython_dir)), dest=env_file, mode="644")
-    files.put(
-        name="Login shells read env.sh",
-        src=StringIO(f"# triton-provisioner\n. {shlex.quote(env_file)}\n"),
-        dest=layout.profile,
-        mode="644",
+    launcher = (
+        f'#!/bin/sh\n# triton-provisioner: run "$@" with Triton\'s environment\n. {shlex.quote(env_file)}\nexec "$@"\n'
     )
-    files.put(
-        name="Launcher: run a command in Triton's environment",
-        src=StringIO(
-            f'#!/bin/sh\n# triton-provisioner: run "$@" with Triton\'s environment\n'
-            f'. {shlex.quote(env_file)}\nexec "$@"\n'
-        ),
-        dest=layout.launcher,
-        mode="755",
+    small_files.written(
+        name="env.sh, login profile, launcher",
+        files={
+            env_file: (env_script(layout, libpython_dir).encode(), "644"),
+            layout.profile: (f"# triton-provisioner\n. {shlex.quote(env_file)}\n".encode(), "644"),
+            layout.launcher: (launcher.encode(), "755"),
+        },
     )

@@ -15,7 +15,7 @@ from pyinfra.operations import files
 
 from config.models import ModelSpec
 from facts.hub import HubSnapshot
-from tasks import upload
+from tasks import small_files, upload
 from tasks.layout import Layout
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "models"
@@ -121,9 +121,9 @@ def only_configured(models_dir: str, names: list[str]):
 @deploy("Model repository")
 def repository(layout: Layout, repo_files: dict[str, bytes]) -> None:
     """Each file of the repository, rewritten only when it differs; models no longer configured removed."""
-    from io import BytesIO
-
     names = sorted({rel.split("/", 1)[0] for rel in repo_files})
     only_configured(name="Model repository holds only configured models", models_dir=layout.models, names=names)
-    for rel, content in sorted(repo_files.items()):
-        files.put(name=f"Model file {rel}", src=BytesIO(content), dest=f"{layout.models}/{rel}", mode="644")
+    small_files.written(
+        name="Model repository files",
+        files={f"{layout.models}/{rel}": (content, "644") for rel, content in sorted(repo_files.items())},
+    )

@@ -153,9 +153,14 @@ def test_changed_model_setting_restarts_the_server(served_host: dict, models_dir
         [host],
         {**json.loads(json.dumps(_data(served_host))), "models": models_setting(models_dir, normalize=False)},
     )
+    inodes = "stat -c %i /opt/triton/models/emb/config.pbtxt /opt/triton/models/clf/config.pbtxt"
+    before = host.ssh(inodes).stdout.split()
     res, results = serve(served_host, inv=inv)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert results["Model repository | Model file emb/config.pbtxt"]["success"] == 1
+    assert results["Model repository | Model repository files"]["success"] == 1
+    after = host.ssh(inodes).stdout.split()
+    assert after[0] != before[0] and after[1] == before[1]  # emb's config rewritten, clf's left alone
+    assert "normalize" in host.ssh("grep -A1 normalize /opt/triton/models/emb/config.pbtxt").stdout
     assert server_pid(host) != pid
     emb = infer(host, "emb", TEXTS)["EMBEDDING"]
     assert not np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-3)  # the new setting is served

@@ -6,7 +6,8 @@ One file per case in tests/fixtures/operations/<module>.<operation>/<case>.json:
      "commands": ["..."]}            or "noop": "why"     or "error": "part of the message"
 
 `s`/`settings` args are settings overrides (validated by config.settings.load); `layout: true`
-passes the Layout of those settings. Scripts from tasks/scripts appear as <script NAME>.
+passes the Layout of those settings; `files` maps dest -> [text, mode]. Scripts from tasks/scripts
+appear as <script NAME>, uploads as <upload CONTENT to DEST>.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyinfra.api import FunctionCommand, StringCommand
+from pyinfra.api import FileUploadCommand, FunctionCommand, StringCommand
 from pyinfra.api.exceptions import OperationError
 from pyinfra.context import ctx_host
 
@@ -47,7 +48,7 @@ class FixtureHost:
         if cls.__name__ not in self.facts:
             raise AssertionError(f"the fixture has no fact {cls.__name__}")
         value = self.facts[cls.__name__]
-        key = " ".join(str(a) for a in [*args, *kwargs.values()])
+        key = " ".join(" ".join(a) if isinstance(a, list | tuple) else str(a) for a in [*args, *kwargs.values()])
         if key:
             if key not in value:
                 raise AssertionError(f"the fixture has no {cls.__name__} for {key!r}")
@@ -63,6 +64,9 @@ class FixtureHost:
     def noop(self, description: str) -> None:
         self.noops.append(description)
 
+    def get_temp_filename(self, name: str, **kwargs: Any) -> str:
+        return f"/tmp/fixture-temp-{len(name)}"
+
 
 def _operation(dirname: str):
     module, name = dirname.rsplit(".", 1)
@@ -71,6 +75,8 @@ def _operation(dirname: str):
 
 def _args(spec_args: dict[str, Any]) -> dict[str, Any]:
     args = dict(spec_args)
+    if "files" in args:  # small_files.written: dest -> [text, mode] in JSON, (bytes, mode) for the operation
+        args["files"] = {dest: (text.encode(), mode) for dest, (text, mode) in args["files"].items()}
     for key in ("s", "settings"):
         if key in args:
             args[key] = load(args[key])
@@ -82,6 +88,9 @@ def _args(spec_args: dict[str, Any]) -> dict[str, Any]:
 def _text(command: Any) -> str:
     if isinstance(command, FunctionCommand):
         return f"<function {command.function.__name__}>"
+    if isinstance(command, FileUploadCommand):
+        data = command.src.getvalue() if hasattr(command.src, "getvalue") else Path(command.src).read_bytes()
+        return f"<upload {data.decode()!r} to {command.dest}>"
     text = command.get_raw_value() if isinstance(command, StringCommand) else str(command)
     for quoted, label in SCRIPTS.items():
         text = text.replace(quoted, label)

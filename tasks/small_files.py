@@ -1,0 +1,37 @@
+"""Small files the tool renders (env.sh, the launcher, model configs): each written only when its
+content or mode differs, all of them compared by one fact instead of two round trips a file."""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from io import BytesIO
+
+from pyinfra import host
+from pyinfra.api import FileUploadCommand, QuoteString, StringCommand, operation
+
+from facts.digests import FileDigests
+
+
+@operation()
+def written(files: dict[str, tuple[bytes, str]]):
+    """Each dest holds its content with its mode (dest -> (content, octal mode)); the rest is left alone.
+
+    Uploaded to a temporary name beside dest and renamed over it, so a reader never sees half a file.
+    """
+    have = host.get_fact(FileDigests, paths=list(files))
+    changed = []
+    for dest, (content, mode) in files.items():
+        got = have.get(dest)
+        if got and got["sha256"] == hashlib.sha256(content).hexdigest():
+            if got["mode"] != mode:
+                changed.append(dest)
+                yield StringCommand("chmod", mode, QuoteString(dest))
+            continue
+        changed.append(dest)
+        tmp = f"{dest}.tmp-triton"
+        yield StringCommand("mkdir", "-p", QuoteString(posixpath.dirname(dest)))
+        yield FileUploadCommand(BytesIO(content), tmp, remote_temp_filename=host.get_temp_filename(tmp))
+        yield StringCommand("chmod", mode, QuoteString(tmp), "&&", "mv", "-f", QuoteString(tmp), QuoteString(dest))
+    if not changed:
+        host.noop(f"{len(files)} file(s) as rendered: {', '.join(posixpath.basename(d) for d in files)}")
