@@ -8,6 +8,7 @@ differs, serves the configured models and proves them by inference. A second run
 nothing.
 """
 
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -32,6 +33,18 @@ if assessment.blockers:
     reasons = "; ".join(f"{i.name}: {i.detail} (fix: {i.fix})" for i in assessment.blockers)
     raise PyinfraError(f"refusing to provision {host.name}, nothing was changed: {reasons}")
 d = assessment.decisions
+
+# 0. a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
+sources = [d.torch_index or "", settings.pip_index_url, settings.pip_find_links]
+key = venv.wheelhouse_key(d.venv_pins, sources)
+snapshot = f"{layout.venv_snapshots}/{venv.snapshot_key(key, d.python_path, layout.venv)}.tar"
+restore = {
+    "python_minor": d.python,
+    "requirements": d.venv_pins,
+    "snapshot": snapshot if settings.venv_snapshot else "",
+}
+restore_token = secrets.token_hex(6)
+venv.restore_started(name="venv snapshot unpacking (background)", venv_dir=layout.venv, token=restore_token, **restore)
 
 # 1. apt runtime libraries the build and the stub need on this distro (cached on the persistent path)
 apt_runtime.runtime_packages(name="apt runtime libraries", packages=d.apt_packages, cache_dir=layout.apt_cache)
@@ -60,17 +73,8 @@ find_links = settings.pip_find_links
 if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
     upload.directory(find_links[7:], layout.uploaded_wheels, "Wheels uploaded from the controller")
     find_links = layout.uploaded_wheels
-sources = [d.torch_index or "", settings.pip_index_url, settings.pip_find_links]
-key = venv.wheelhouse_key(d.venv_pins, sources)
 wheelhouse = f"{layout.wheelhouse_root}/{key}"
-# a tar of the finished venv: after a reset the venv is unpacked from it instead of pip installing
-snapshot = f"{layout.venv_snapshots}/{venv.snapshot_key(key, d.python_path, layout.venv)}.tar"
-restore = {
-    "python_minor": d.python,
-    "requirements": d.venv_pins,
-    "snapshot": snapshot if settings.venv_snapshot else "",
-}
-venv.created(name="venv", python=d.python_path, venv_dir=layout.venv, **restore)
+venv.created(name="venv", python=d.python_path, venv_dir=layout.venv, restore_token=restore_token, **restore)
 venv.wheelhouse_filled(
     name="Wheels in the persistent wheelhouse",
     venv_dir=layout.venv,
@@ -82,11 +86,14 @@ venv.wheelhouse_filled(
     **restore,
 )
 venv.packages_installed(name="venv packages", venv_dir=layout.venv, wheelhouse=wheelhouse, **restore)
-if settings.venv_snapshot:
-    venv.snapshot_saved(name="venv snapshot on the persistent path", venv_dir=layout.venv, snapshot=snapshot)
 
 # 5. HuggingFace cache on the persistent path
 files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode="755")
 
 # 6. models, the repository and the server: restarted only when what it runs changed
 serve(settings, layout, d, reading.gpu_ids)
+
+# 7. the venv's snapshot, taken once the server has run: it then holds the bytecode that the
+#    stub's imports (torch, numpy) compiled, so a server started after a reset skips that work
+if settings.venv_snapshot:
+    venv.snapshot_saved(name="venv snapshot on the persistent path", venv_dir=layout.venv, snapshot=snapshot)

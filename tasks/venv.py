@@ -12,7 +12,7 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 from pyinfra.facts.files import File
 
-from facts.venv import VenvPackages
+from facts.venv import VenvData, VenvPackages
 
 # Extras to install with a package (the verifier calls Triton over HTTP and gRPC).
 EXTRAS = {"tritonclient": "[http,grpc]"}
@@ -43,37 +43,91 @@ def _matches(venv: dict | None, python_minor: str, requirements: dict[str, str])
     return all(venv["packages"].get(k) == v for k, v in requirements.items())
 
 
-def _restores(venv_dir: str, python_minor: str, requirements: dict[str, str], snapshot: str) -> bool:
-    """This run unpacks the snapshot: the venv does not match and a snapshot of one that did is kept.
-    Each venv operation asks the same question of the same facts, so they agree before any runs."""
-    if not snapshot or _matches(host.get_fact(VenvPackages, venv_dir), python_minor, requirements):
+def _restores(venv: VenvData | None, python_minor: str, requirements: dict[str, str], snapshot: str) -> bool:
+    """The snapshot is to be unpacked: the venv (its fact) does not match and a snapshot of one that
+    did is kept. Each venv operation asks the same question, so that a plan made before any of them
+    runs (pyinfra without -y) agrees with itself."""
+    if not snapshot or _matches(venv, python_minor, requirements):
         return False
     return bool(host.get_fact(File, path=snapshot))
 
 
 # $1 venv, $2 snapshot: unpack beside the venv, then swap; a damaged snapshot is removed, the venv kept.
+# The size saved beside it catches a snapshot cut at a member boundary, which tar itself accepts.
 _RESTORE = (
     'v="$1"; snap="$2"; rm -rf "$v.new" "$v.old"; mkdir -p "$v.new"\n'
-    'if ! tar -xf "$snap" -C "$v.new"; then rm -rf "$v.new" "$snap"\n'
+    'if [ "$(stat -c %s "$snap")" != "$(cat "$snap.size" 2>/dev/null)" ] || ! tar -xf "$snap" -C "$v.new"'
+    ' || [ ! -x "$v.new/bin/python" ]; then rm -rf "$v.new" "$snap" "$snap.size"\n'
     '  echo "venv snapshot $snap could not be unpacked; removed it. Run again to install from the wheelhouse." >&2\n'
     "  exit 1; fi\n"
     '[ ! -e "$v" ] || mv -T "$v" "$v.old"; mv -T "$v.new" "$v"; rm -rf "$v.old"\n'
 )
 
 
+# $1 venv, $2 snapshot, $3 token, $4 the restore script: run it detached under the venv's lock;
+# its exit status lands in VENV.restore-TOKEN.rc (written aside, then renamed), its output in .log.
+# The files of jobs that finished in an earlier run (their .rc written) are removed first.
+_RESTORE_START = (
+    'v="$1"; job="$v.restore-$3"; mkdir -p "$(dirname "$v")"\n'
+    'for f in "$v".restore-*.rc; do [ ! -e "$f" ] || rm -f "$f" "${f%.rc}.log"; done\n'
+    '(setsid sh -c \'flock -w 900 "$1.lock" sh -c "$4" _ "$1" "$2"; echo $? > "$1.restore-$3.tmp";'
+    ' mv "$1.restore-$3.tmp" "$1.restore-$3.rc"\' _ "$v" "$2" "$3" "$4" > "$job.log" 2>&1 < /dev/null &)\n'
+)
+# $1 venv, $2 token: wait for that job, show its output, exit with its status.
+_RESTORE_WAIT = (
+    'job="$1.restore-$2"; i=0; while [ ! -e "$job.rc" ]; do\n'
+    '  [ $i -lt 9000 ] || { echo "the venv restore did not finish in 900 s ($job.log)" >&2; exit 1; }\n'
+    "  sleep 0.1; i=$((i+1)); done\n"
+    'cat "$job.log" >&2; rc=$(cat "$job.rc"); rm -f "$job.rc" "$job.log"; exit "$rc"\n'
+)
+
+
 @operation()
-def created(python: str, venv_dir: str, python_minor: str, requirements: dict[str, str], snapshot: str = ""):
+def restore_started(venv_dir: str, python_minor: str, requirements: dict[str, str], snapshot: str, token: str):
+    """Start unpacking the venv snapshot in the background, so that the steps that do not need the
+    venv (apt, Triton) run meanwhile; `created` with the same token waits for it."""
+    if not _restores(host.get_fact(VenvPackages, venv_dir), python_minor, requirements, snapshot):
+        host.noop("no venv to unpack from a snapshot")
+        return
+    yield StringCommand(
+        "sh",
+        "-c",
+        QuoteString(_RESTORE_START),
+        "_",
+        QuoteString(venv_dir),
+        QuoteString(snapshot),
+        QuoteString(token),
+        QuoteString(_RESTORE),
+    )
+
+
+@operation()
+def created(
+    python: str,
+    venv_dir: str,
+    python_minor: str,
+    requirements: dict[str, str],
+    snapshot: str = "",
+    restore_token: str = "",
+):
     """A venv at venv_dir made from `python` (the stub's minor version); a wrong one is replaced.
 
     With a snapshot of a finished venv on the persistent path, a missing or wrong venv is
-    unpacked from it (seconds) rather than made empty and filled by pip (a minute).
+    unpacked from it (seconds) rather than made empty and filled by pip (a minute): here, or
+    by the background job `restore_started` began with restore_token, which this waits for
+    (its log is there when it was started: it may have finished, or failed, by now).
     """
-    if _restores(venv_dir, python_minor, requirements, snapshot):
+    if restore_token and host.get_fact(File, path=f"{venv_dir}.restore-{restore_token}.log"):
+        yield StringCommand(
+            "sh", "-c", QuoteString(_RESTORE_WAIT), "_", QuoteString(venv_dir), QuoteString(restore_token)
+        )
+        return
+    venv = host.get_fact(VenvPackages, venv_dir)
+    if _restores(venv, python_minor, requirements, snapshot):
         yield StringCommand(
             *pip_locked(venv_dir), "sh", "-c", QuoteString(_RESTORE), "_", QuoteString(venv_dir), QuoteString(snapshot)
         )
         return
-    venv = host.get_fact(VenvPackages, venv_dir)
     if venv and venv["python"].startswith(python_minor + ".") and venv["packages"].get("pip"):
         host.noop(f"venv {venv_dir} is Python {venv['python']}")
         return
@@ -105,8 +159,8 @@ def snapshot_saved(venv_dir: str, snapshot: str):
         "sh",
         "-c",
         QuoteString(
-            'mkdir -p "$2" && tar -cf "$3.part" -C "$1" . && mv "$3.part" "$3"'
-            ' && find "$2" -maxdepth 1 -name "*.tar*" ! -name "$4" -delete'
+            'mkdir -p "$2" && tar -cf "$3.part" -C "$1" . && stat -c %s "$3.part" > "$3.size" && mv "$3.part" "$3"'
+            ' && find "$2" -maxdepth 1 -name "*.tar*" ! -name "$4" ! -name "$4.size" -delete'
         ),
         "_",
         QuoteString(venv_dir),
@@ -146,12 +200,12 @@ def wheelhouse_filled(
     snapshot: str = "",
 ):
     """Every wheel the pins need is in wheelhouse (marked complete), downloaded once from the sources."""
-    if _restores(venv_dir, python_minor, requirements, snapshot):
-        host.noop(f"the venv comes from {snapshot}")
-        return
     marker = f"{wheelhouse}/.complete"
     if host.get_fact(File, path=marker):
         host.noop(f"wheelhouse {wheelhouse} complete")
+        return
+    if _restores(host.get_fact(VenvPackages, venv_dir), python_minor, requirements, snapshot):
+        host.noop(f"the venv comes from {snapshot}")
         return
     pins = [QuoteString(pip_requirement(k, v)) for k, v in requirements.items()]
     yield StringCommand(
@@ -178,10 +232,10 @@ def packages_installed(
     venv_dir: str, wheelhouse: str, requirements: dict[str, str], python_minor: str = "", snapshot: str = ""
 ):
     """The venv holds exactly these versions, installed from the wheelhouse with no index."""
-    if _restores(venv_dir, python_minor, requirements, snapshot):
+    venv = host.get_fact(VenvPackages, venv_dir)
+    if _restores(venv, python_minor, requirements, snapshot):
         host.noop(f"the venv comes from {snapshot} with {', '.join(f'{k} {v}' for k, v in requirements.items())}")
         return
-    venv = host.get_fact(VenvPackages, venv_dir)
     have = (venv or {}).get("packages", {})
     differ = {k: v for k, v in requirements.items() if have.get(k) != v}
     if not differ:
