@@ -1,7 +1,9 @@
 """The venv the python backend runs models in: a pinned torch variant and the model packages.
 
 Wheels are downloaded once into a wheelhouse on the persistent path and installed from it
-with --no-index, so a host re-provisioned after a reset installs without the network.
+with --no-index, so a host re-provisioned after a reset installs without the network. A tar of
+the finished venv (venv_snapshot) is kept there too: after a reset it is unpacked, in the
+background while apt and Triton install, instead of pip installing every wheel again.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def snapshot_key(wheelhouse_key_: str, python: str, venv_dir: str) -> str:
     return hashlib.sha256(f"{wheelhouse_key_}\n{python}\n{venv_dir}".encode()).hexdigest()[:16]
 
 
-def _matches(venv: dict | None, python_minor: str, requirements: dict[str, str]) -> bool:
+def _matches(venv: VenvData | None, python_minor: str, requirements: dict[str, str]) -> bool:
     """The venv is made from this Python minor and holds exactly these versions."""
     if not venv or not venv["python"].startswith(python_minor + ".") or not venv["packages"].get("pip"):
         return False
