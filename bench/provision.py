@@ -1,10 +1,13 @@
-"""Provisioning speed on test hosts, measured: cold (fresh host, empty /persist), re-provision
-after a reset (fresh host, filled /persist), no-op re-run, and the audit. Prints medians.
+"""Provisioning speed on a test host, ours against the hand recipe, in one run: cold (fresh host,
+empty /persist), re-provision after a reset (fresh host, /persist kept), no-op re-run and audit;
+the baseline (bench/baseline.sh over the same SSH) cold and after a reset. Prints median tables
+and the bytes each fetched from the network; per-step times go to bench/results/provision.json.
 
     .venv/bin/python -m bench.provision [--runs 3]
 
-Needs root (test hosts). Bytes from the network: what the mirror served (Triton, torch) plus
-what apt and pip kept on /persist after a cold run (everything they fetched).
+Needs root (test hosts). Triton and torch come from the loopback mirror, the rest from PyPI and
+Debian. Bytes from the network: what this machine's interfaces received (PyPI, Debian; the test
+hosts share its network) plus what the mirror sent, during each case.
 """
 
 from __future__ import annotations
@@ -17,76 +20,123 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.common import (
+    REPO,
+    Fetched,
+    cell,
+    inventory,
+    median_table,
+    mib,
+    per_step_medians,
+    pyinfra,
+    ratio,
+    save,
+    steps,
+)
 from tests import testbed
 from tests.e2e.artifacts import mirror_settings
-from tests.e2e.conftest import TestHost, provision_inventory
+from tests.e2e.conftest import TestHost, host_index, triton_ports
 from tests.mirror import Mirror
 
-REPO = Path(__file__).resolve().parents[1]
 
-
-def pyinfra(inv: Path, deploy: str) -> tuple[float, int]:
+def baseline(host: TestHost, settings: dict) -> tuple[float, dict[str, float]]:
+    """Run the hand recipe over SSH; (wall seconds, seconds per step from its own stamps)."""
+    ports = triton_ports(host_index(host.name))
+    args = [
+        settings["triton_pytriton_url"],
+        settings["pip_find_links"],
+        *(str(ports[k]) for k in ("triton_http_port", "triton_grpc_port", "triton_metrics_port")),
+    ]
+    d = host.data
+    argv = [
+        "ssh",
+        "-i",
+        d["ssh_key"],
+        "-p",
+        str(d["ssh_port"]),
+        "-o",
+        f"UserKnownHostsFile={d['ssh_known_hosts_file']}",
+    ]
+    argv += ["-o", "BatchMode=yes", f"root@{d['ssh_hostname']}", "bash", "-s", "--", *args]
     t0 = time.monotonic()
-    res = subprocess.run(
-        [sys.executable, "-m", "pyinfra", str(inv), deploy, "-y"], cwd=REPO, capture_output=True, text=True
-    )
-    return time.monotonic() - t0, res.returncode
-
-
-def du(host: TestHost, *paths: str) -> int:
-    out = host.ssh("du -sb " + " ".join(paths) + " 2>/dev/null | awk '{s+=$1} END {print s+0}'").stdout
-    return int(out.strip() or 0)
+    with open(REPO / "bench" / "baseline.sh") as script:
+        res = subprocess.run(argv, stdin=script, capture_output=True, text=True)
+    seconds = time.monotonic() - t0
+    if res.returncode != 0 or "baseline: inference" not in res.stderr:
+        raise RuntimeError(f"baseline failed ({res.returncode}):\n{res.stderr[-4000:]}")
+    stamps = [
+        line.split() for line in res.stderr.splitlines() if line.startswith("baseline: ") and len(line.split()) == 3
+    ]
+    per_step = {stamps[i][1]: float(stamps[i + 1][2]) - float(stamps[i][2]) for i in range(len(stamps) - 1)}
+    return seconds, per_step
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    rows: dict[str, list[float]] = {"cold": [], "no-op": [], "audit": [], "reset re-provision": []}
-    net: dict[str, list[int]] = {"cold": [], "reset re-provision": []}
-    with tempfile.TemporaryDirectory() as tmp, Mirror(Path(tmp) / "files") as mirror:
+    rows: dict[str, list[float]] = {
+        k: [] for k in ("cold", "reset re-provision", "no-op", "audit", "baseline cold", "baseline after reset")
+    }
+    net: dict[str, list[int]] = {k: [] for k in ("cold", "reset re-provision", "baseline cold", "baseline after reset")}
+    step_runs: dict[str, list] = {"cold": [], "reset re-provision": [], "baseline cold": [], "baseline after reset": []}
+    with tempfile.TemporaryDirectory() as tmp_dir, Mirror(Path(tmp_dir) / "files") as mirror:
+        tmp = Path(tmp_dir)
         settings = mirror_settings(mirror)
         host = TestHost(testbed.up(1, prefix="bench")[0])
         try:
-            inv = provision_inventory(
-                Path(tmp) / "inv.py",
-                [host],
-                settings,
-                audit_report_path=f"{tmp}/a.json",
-                triton_http_port=18900,
-                triton_grpc_port=18901,
-                triton_metrics_port=18902,
-            )
+            inv = inventory(tmp / "inv.py", [host], settings, tmp)
             for run in range(1, args.runs + 1):
+                # ours, cold: a fresh host with an empty /persist
                 host.reset()
                 host.ssh("rm -rf /persist/* /persist/.[!.]*")
-                served = mirror.bytes_served()
-                seconds, rc = pyinfra(inv, "deploy/provision.py")
-                assert rc == 0, "cold provision failed"
+                with Fetched(mirror) as fetched:
+                    seconds, _ = pyinfra(inv, "deploy/provision.py")
                 rows["cold"].append(seconds)
-                fetched = du(host, "/persist/wheels", "/persist/apt/archives", "/persist/apt/lists")
-                net["cold"].append(mirror.bytes_served() - served + fetched)
+                net["cold"].append(fetched.bytes)
+                step_runs["cold"].append(steps(tmp / "steps.json", host.name))
                 rows["no-op"].append(pyinfra(inv, "deploy/provision.py")[0])
                 rows["audit"].append(pyinfra(inv, "deploy/audit.py")[0])
+                # ours after a reset: /persist kept
                 host.reset()
-                served = mirror.bytes_served()
-                before = du(host, "/persist")
-                seconds, rc = pyinfra(inv, "deploy/provision.py")
-                assert rc == 0, "re-provision after reset failed"
+                with Fetched(mirror) as fetched:
+                    seconds, _ = pyinfra(inv, "deploy/provision.py")
                 rows["reset re-provision"].append(seconds)
-                net["reset re-provision"].append(mirror.bytes_served() - served + max(0, du(host, "/persist") - before))
+                net["reset re-provision"].append(fetched.bytes)
+                step_runs["reset re-provision"].append(steps(tmp / "steps.json", host.name))
+                # the hand recipe, cold and after a reset (it keeps nothing on /persist)
+                for name in ("baseline cold", "baseline after reset"):
+                    host.reset()
+                    if name == "baseline cold":
+                        host.ssh("rm -rf /persist/* /persist/.[!.]*")
+                    with Fetched(mirror) as fetched:
+                        seconds, per_step = baseline(host, settings)
+                    rows[name].append(seconds)
+                    net[name].append(fetched.bytes)
+                    step_runs[name].append([{"step": k, "seconds": v} for k, v in per_step.items()])
                 print(f"run {run}: " + ", ".join(f"{k} {v[-1]:.1f}s" for k, v in rows.items()), file=sys.stderr)
         finally:
             testbed.down()
-    cold = statistics.median(rows["cold"])
-    print(f"\n| step (median of {args.runs}) | seconds | min | max | vs cold | bytes from the network |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for name, values in rows.items():
-        fetched = f"{statistics.median(net[name]) / 2**20:.0f} MiB" if name in net else "0"
-        print(
-            f"| {name} | {statistics.median(values):.1f} | {min(values):.1f} | {max(values):.1f} | "
-            f"{statistics.median(values) / cold:.0%} | {fetched} |"
-        )
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    print(median_table("provisioning, one host", rows, ref="cold"))
+    print("\n| case | bytes from the network (median) |\n| --- | ---: |")
+    for name, values in net.items():
+        print(f"| {name} | {mib(statistics.median(values))} |")
+    print("\n| ratio (within each run, median) | value |\n| --- | ---: |")
+    ratios = {
+        "ours reset / ours cold": ("reset re-provision", "cold"),
+        "ours cold / baseline cold": ("cold", "baseline cold"),
+        "ours reset / baseline after reset": ("reset re-provision", "baseline after reset"),
+        "ours no-op / baseline after reset": ("no-op", "baseline after reset"),
+    }
+    for label, (a, b) in ratios.items():
+        print(f"| {label} | {ratio(rows[a], rows[b]):.0%} |")
+    print("\n| step (median seconds) | cold | reset |\n| --- | ---: | ---: |")
+    cold_steps, reset_steps = per_step_medians(step_runs["cold"]), per_step_medians(step_runs["reset re-provision"])
+    for step in cold_steps:
+        print(f"| {cell(step)} | {cold_steps[step]:.1f} | {reset_steps.get(step, 0):.1f} |")
+    path = save("provision", {"rows": rows, "net": net, "steps": step_runs, "medians": med})
+    print(f"\nraw figures: {path.relative_to(REPO)}", file=sys.stderr)
     return 0
 
 

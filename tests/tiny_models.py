@@ -52,7 +52,8 @@ def _tokenizer(tmp: Path):
 
 
 def make(kind: str, dest: Path, seed: int = 0) -> Path:
-    """kind: classifier (DistilBERT, 2 labels), embedder (BERT), generator (GPT-2). Returns dest."""
+    """kind: classifier (DistilBERT, 2 labels), small-classifier (the same at DistilBERT-base size),
+    embedder (BERT), generator (GPT-2). Returns dest."""
     import torch
     from transformers import (
         BertConfig,
@@ -67,14 +68,16 @@ def make(kind: str, dest: Path, seed: int = 0) -> Path:
     tok = _tokenizer(dest)
     torch.manual_seed(seed)
     size = len(tok)
-    if kind == "classifier":
+    if kind in ("classifier", "small-classifier"):
+        # small-classifier: distilbert-base-uncased-finetuned-sst-2's shape (6 x 768), for benchmarks
+        big = kind == "small-classifier"
         model = DistilBertForSequenceClassification(
             DistilBertConfig(
                 vocab_size=size,
-                dim=32,
-                n_layers=2,
-                n_heads=2,
-                hidden_dim=64,
+                dim=768 if big else 32,
+                n_layers=6 if big else 2,
+                n_heads=12 if big else 2,
+                hidden_dim=3072 if big else 64,
                 max_position_embeddings=128,
                 num_labels=2,
                 id2label={0: "NEGATIVE", 1: "POSITIVE"},
