@@ -47,17 +47,7 @@ def baseline(host: TestHost, settings: dict) -> tuple[float, dict[str, float]]:
         settings["pip_find_links"],
         *(str(ports[k]) for k in ("triton_http_port", "triton_grpc_port", "triton_metrics_port")),
     ]
-    d = host.data
-    argv = [
-        "ssh",
-        "-i",
-        d["ssh_key"],
-        "-p",
-        str(d["ssh_port"]),
-        "-o",
-        f"UserKnownHostsFile={d['ssh_known_hosts_file']}",
-    ]
-    argv += ["-o", "BatchMode=yes", f"root@{d['ssh_hostname']}", "bash", "-s", "--", *args]
+    argv = host.ssh_argv("bash", "-s", "--", *args)
     t0 = time.monotonic()
     with open(REPO / "bench" / "baseline.sh") as script:
         res = subprocess.run(argv, stdin=script, capture_output=True, text=True)

@@ -53,10 +53,10 @@ class TestHost:
     def data(self) -> dict:
         return testbed.host_data(self.host)
 
-    def ssh(self, command: str, check: bool = True) -> subprocess.CompletedProcess:
-        """Run a shell command on the host over SSH (host key checked); stdin closed."""
+    def ssh_argv(self, *command: str) -> list[str]:
+        """The ssh command line that runs COMMAND on the host as root (host key checked)."""
         d = self.data
-        argv = [
+        return [
             "ssh",
             "-i",
             d["ssh_key"],
@@ -69,8 +69,12 @@ class TestHost:
             "-o",
             "BatchMode=yes",
             f"root@{d['ssh_hostname']}",
-            command,
+            *command,
         ]
+
+    def ssh(self, command: str, check: bool = True) -> subprocess.CompletedProcess:
+        """Run a shell command on the host over SSH (host key checked); stdin closed."""
+        argv = self.ssh_argv(command)
         return subprocess.run(argv, check=check, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
 
     def reset(self) -> None:

@@ -105,11 +105,11 @@ def test_full_disk_at_the_install_path_is_refused_before_any_change(provisioned:
         host.ssh("umount /opt/small; rmdir /opt/small")
 
 
-def test_run_killed_mid_install_completes_next_time_then_changes_nothing(provisioned: dict) -> None:
-    """The controller dies while pip installs into the venv (the SSH session goes with it)."""
-    host, inv = provisioned["host"], provisioned["inv"]
+def _provision_until_pip_installs(host: TestHost, inv: Path) -> subprocess.Popen:
+    """A fresh host, no venv snapshot kept (pip install is the long step then), a provision run
+    started and followed until pip has been installing torch for a few seconds."""
     host.reset()
-    host.ssh("rm -rf /persist/venv-snapshots")  # so that pip install is the long step to cut
+    host.ssh("rm -rf /persist/venv-snapshots")
     proc = subprocess.Popen(
         [sys.executable, "-m", "pyinfra", str(inv), "deploy/provision.py", "-y"],
         cwd=REPO,
@@ -122,6 +122,13 @@ def test_run_killed_mid_install_completes_next_time_then_changes_nothing(provisi
         if "Starting operation: venv packages" in line or time.monotonic() > deadline:
             break
     time.sleep(3)  # pip is unpacking torch now
+    return proc
+
+
+def test_run_killed_mid_install_completes_next_time_then_changes_nothing(provisioned: dict) -> None:
+    """The controller dies while pip installs into the venv (the SSH session goes with it)."""
+    host, inv = provisioned["host"], provisioned["inv"]
+    proc = _provision_until_pip_installs(host, inv)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     host.ssh("pkill -f '[b]in/pip install' || true")  # what the dropped session left, as sshd would
@@ -136,20 +143,7 @@ def test_host_sshd_session_killed_mid_install_completes_next_time_then_changes_n
     """The host's end drops: its sshd session serving the run is killed while pip installs torch.
     The pip it ran lives on as an orphan; the next run waits for it (venv lock) rather than racing it."""
     host, inv = provisioned["host"], provisioned["inv"]
-    host.reset()
-    host.ssh("rm -rf /persist/venv-snapshots")  # so that pip install is the long step to cut
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pyinfra", str(inv), "deploy/provision.py", "-y"],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.monotonic() + 300
-    for line in proc.stdout:
-        if "Starting operation: venv packages" in line or time.monotonic() > deadline:
-            break
-    time.sleep(2)
+    proc = _provision_until_pip_installs(host, inv)
     # Walk up from the pip process to the sshd that serves its session, and kill that sshd.
     killed = host.ssh(
         'p=$(pgrep -f \'[b]in/pip install\' | head -n1); while [ -n "$p" ] && [ "$p" -gt 1 ]; do'
