@@ -20,15 +20,15 @@ def written(files: dict[str, tuple[bytes, str]]):
     Uploaded to a temporary name beside dest and renamed over it, so a reader never sees half a file.
     """
     have = host.get_fact(FileDigests, paths=list(files))
-    changed = []
+    changed = False
     for dest, (content, mode) in files.items():
         got = have.get(dest)
         if got and got["sha256"] == hashlib.sha256(content).hexdigest():
             if got["mode"] != mode:
-                changed.append(dest)
+                changed = True
                 yield StringCommand("chmod", mode, QuoteString(dest))
             continue
-        changed.append(dest)
+        changed = True
         tmp = f"{dest}.tmp-triton"
         yield StringCommand("mkdir", "-p", QuoteString(posixpath.dirname(dest)))
         yield FileUploadCommand(BytesIO(content), tmp, remote_temp_filename=host.get_temp_filename(tmp))

@@ -38,11 +38,14 @@ def snapshot_key(wheelhouse_key_: str, python: str, venv_dir: str) -> str:
     return hashlib.sha256(f"{wheelhouse_key_}\n{python}\n{venv_dir}".encode()).hexdigest()[:16]
 
 
+def _usable(venv: VenvData | None, python_minor: str) -> bool:
+    """The venv exists, is made from this Python minor and has pip."""
+    return bool(venv and venv["python"].startswith(python_minor + ".") and venv["packages"].get("pip"))
+
+
 def _matches(venv: VenvData | None, python_minor: str, requirements: dict[str, str]) -> bool:
-    """The venv is made from this Python minor and holds exactly these versions."""
-    if not venv or not venv["python"].startswith(python_minor + ".") or not venv["packages"].get("pip"):
-        return False
-    return all(venv["packages"].get(k) == v for k, v in requirements.items())
+    """The venv is usable and holds exactly these versions."""
+    return _usable(venv, python_minor) and all(venv["packages"].get(k) == v for k, v in requirements.items())
 
 
 def _restores(venv: VenvData | None, python_minor: str, requirements: dict[str, str], snapshot: str) -> bool:
@@ -130,7 +133,7 @@ def created(
             *pip_locked(venv_dir), "sh", "-c", QuoteString(_RESTORE), "_", QuoteString(venv_dir), QuoteString(snapshot)
         )
         return
-    if venv and venv["python"].startswith(python_minor + ".") and venv["packages"].get("pip"):
+    if _usable(venv, python_minor):
         host.noop(f"venv {venv_dir} is Python {venv['python']}")
         return
     # A venv is not relocatable (its scripts name its path), so it is made at venv_dir itself;
