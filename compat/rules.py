@@ -43,6 +43,8 @@ class HostFacts:
     init: dict | None = None
     hf_home_exists: bool = False
     env_files_exist: bool = False
+    system_ca_bundle: bool = False  # compat.tables.SYSTEM_CA_BUNDLE exists on the host
+    standalone_python_exists: bool = False  # the configured standalone CPython is unpacked
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,10 @@ class Decisions:
     python: str | None = None  # "3.11"
     python_path: str | None = None
     libpython_dir: str | None = None  # to add to LD_LIBRARY_PATH (not in the linker cache)
+    python_source: str = "host"  # "host", or "standalone": the CPython of python_standalone_url
+    script_python: str | None = None  # a host python3 that runs the installer's own host scripts
+    pip_cert: str = ""  # a CA bundle for pip (the host's, for a standalone Python's pip)
+    stub_fixes: dict[str, str] = field(default_factory=dict)  # stub's Python minor -> fix on this host
     torch_variant: str | None = None  # "cpu", "cu124"
     torch_requirement: str | None = None  # "torch==2.8.0+cpu"
     torch_index: str | None = None  # full index URL, or None
@@ -101,15 +107,35 @@ def distro_key(os: dict | None) -> tuple[str, str]:
     return (os["id"], version)
 
 
+def release_known(os: dict | None) -> bool:
+    """The package tables know this distribution release (compat/tables.py KNOWN_RELEASES)."""
+    return distro_key(os) in t.KNOWN_RELEASES
+
+
 def package_for(soname: str, os: dict | None) -> str | None:
-    """The apt package that ships soname on this distro release; None where none does."""
-    distro, version = distro_key(os)
+    """The apt package that ships soname on this release; None where none does or none is known."""
+    key = distro_key(os)
+    if key not in t.KNOWN_RELEASES:
+        return None
     if soname.startswith("libpython3.") and soname.endswith(".so.1.0"):
-        return soname[: -len(".so.1.0")]  # libpython3.11.so.1.0 -> libpython3.11
-    table = t.SONAME_PACKAGES.get(soname, {})
-    if (distro, version) in table:
-        return table[(distro, version)]
-    return table.get((distro, "*"))
+        minor = soname[len("libpython") : -len(".so.1.0")]
+        if minor not in t.DISTRO_PYTHONS.get(key, ()):
+            return None  # a release ships only its own Pythons
+        return f"libpython{minor}{t.LIBPYTHON_PACKAGE_SUFFIX.get(key, '')}"
+    return t.SONAME_PACKAGES.get(soname, {}).get(key)
+
+
+def _unknown_package_fix(soname: str, os: dict | None) -> str:
+    distro = " ".join(distro_key(os)) or "this distribution"
+    if release_known(os):
+        return (
+            f"no package of {distro} ships {soname}: use a Triton build made for this release, or "
+            "Debian 12 / Ubuntu 22.04 (never symlink another soname to it)"
+        )
+    return (
+        f"no package name for {soname} is known for {distro} (compat/tables.py covers Debian 11-13 and "
+        f"Ubuntu 20.04-24.04): install the package that ships it (`apt-file search {soname}`) by hand"
+    )
 
 
 def wanted_build(settings: Settings) -> tuple[t.TritonBuild | None, t.PytritonRelease | None]:
@@ -144,6 +170,7 @@ def assess(f: HostFacts, s: Settings) -> Assessment:
     items.extend(_check_disk(f, s, d))
     items.extend(_check_installed(f, s, build, d))
     items.extend(_check_ports(f, s))
+    d.stub_fixes = {minor: stub_fix(f, minor, d.python) for minor in t.STUB_PYTHON_MINORS}
     d.apt_packages = sorted(set(d.apt_packages))
     return Assessment(items=items, decisions=d)
 
@@ -252,16 +279,24 @@ def _check_c_runtime(f: HostFacts, build: t.TritonBuild) -> list[Item]:
     return items
 
 
+def _python_fits(version: str, stubs: tuple[str, ...], numpy_lt2: bool) -> bool:
+    """This build has a stub for the Python minor, and the stub's numpy pin has wheels for it."""
+    return version in stubs and not (numpy_lt2 and vkey(version) > vkey(t.NUMPY_LT2_MAX_PYTHON))
+
+
 def _choose_python(f: HostFacts, s: Settings, build, release, d: Decisions) -> list[Item]:
-    """Pick the Python for the venv and the stub: a stub exists for it, numpy pins fit, venv works."""
+    """Pick the Python for the venv and the stub: a host Python with a stub whose numpy pin has
+    wheels for it; else (auto) the standalone CPython when one is configured; else refuse, naming how."""
     stubs = _stub_pythons(release)
     numpy_lt2 = build is not None and build.numpy_spec == "<2"
+    if f.pythons:  # any host Python 3.8+ runs the installer's own scripts (fetch, unpack, wait)
+        d.script_python = max(f.pythons.values(), key=lambda p: vkey(p["version"]))["path"]
+    if s.triton_python == "standalone":
+        return _use_standalone(f, s, stubs, numpy_lt2, d, "triton_python = standalone")
     distro_pythons = t.DISTRO_PYTHONS.get(distro_key(f.os), ())
     candidates = []
     for version, py in f.pythons.items():
-        if version not in stubs:
-            continue
-        if numpy_lt2 and vkey(version) > vkey(t.NUMPY_LT2_MAX_PYTHON):
+        if not _python_fits(version, stubs, numpy_lt2):
             continue
         if s.triton_python != "auto" and version != s.triton_python:
             continue
@@ -278,33 +313,37 @@ def _choose_python(f: HostFacts, s: Settings, build, release, d: Decisions) -> l
             vkey(version),
         )
         candidates.append((score, version, py))
+    have = ", ".join(sorted(f.pythons, key=vkey)) or "none"
     if not candidates:
-        have = ", ".join(sorted(f.pythons, key=vkey)) or "none"
         want = (
             s.triton_python
             if s.triton_python != "auto"
-            else "one of " + ", ".join(v for v in stubs if not (numpy_lt2 and vkey(v) > vkey(t.NUMPY_LT2_MAX_PYTHON)))
+            else "one of " + ", ".join(v for v in stubs if _python_fits(v, stubs, numpy_lt2))
         )
         why = f"the python backend needs Python {want}; the host has {have}"
         if numpy_lt2 and any(vkey(v) > vkey(t.NUMPY_LT2_MAX_PYTHON) for v in f.pythons):
             why += f" (Python > {t.NUMPY_LT2_MAX_PYTHON} has no numpy<2, which the Triton {build.version} stub needs)"
-        usable = [
-            v for v in distro_pythons if v in stubs and not (numpy_lt2 and vkey(v) > vkey(t.NUMPY_LT2_MAX_PYTHON))
-        ]
+        if s.triton_python == "auto" and s.python_standalone_url:
+            return _use_standalone(f, s, stubs, numpy_lt2, d, f"no host Python fits: {why}")
+        usable = [v for v in distro_pythons if _python_fits(v, stubs, numpy_lt2)]
+        top = t.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]
         if usable:
             pkg = f"python{usable[0]}"
-            fix = f"apt-get install {pkg} {pkg}-venv lib{pkg}, or set triton_python"
+            lib = package_for(f"libpython{usable[0]}.so.1.0", f.os)
+            fix = f"apt-get install {pkg} {pkg}-venv {lib}, or set triton_python"
         else:  # the distribution's own Python is too new (or too old) for this build's stub
             fix = (
-                f"install a Python {stubs[0]}-{t.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]} built with "
-                "--enable-shared and its venv module, then set triton_python; or use a Triton build whose stub "
-                "takes this Python" + (" and numpy 2 (newer than 2.71, triton_source = tarball)" if numpy_lt2 else "")
+                f"set triton_python = standalone with python_standalone_url, _sha256 and _version naming a "
+                f"python-build-standalone CPython {top} install_only archive (group_data/all.py says where); "
+                f"or install a Python {stubs[0]}-{top} built with --enable-shared and set triton_python"
             )
         return [Item("python", "incompatible", why, fix, blocker=True)]
     candidates.sort(key=lambda c: c[0], reverse=True)
     _, version, py = candidates[0]
     d.python, d.python_path = version, py["path"]
-    items = [Item("python", "ok", f"Python {py['full_version']} at {py['path']} (stub {version})")]
+    d.script_python = py["path"]
+    rule = "triton_python" if s.triton_python != "auto" else f"the best host Python with a stub (host has {have})"
+    items = [Item("python", "ok", f"Python {py['full_version']} at {py['path']} (stub {version}; chosen by {rule})")]
     soname = f"libpython{version}.so.1.0"
     bundled = release is not None and version in release.bundled_libpython
     if py["libpython"]:
@@ -314,7 +353,7 @@ def _choose_python(f: HostFacts, s: Settings, build, release, d: Decisions) -> l
     elif bundled:
         items.append(Item(soname, "ok", "shipped with the Triton build"))
     else:
-        pkg = package_for(soname, f.os) if version in distro_pythons else None
+        pkg = package_for(soname, f.os)
         if pkg:
             d.apt_packages.append(pkg)
             items.append(
@@ -331,12 +370,13 @@ def _choose_python(f: HostFacts, s: Settings, build, release, d: Decisions) -> l
                     soname,
                     "incompatible",
                     f"the python backend stub links {soname}; {py['path']} has no shared libpython",
-                    "use a Python built with --enable-shared, or the distribution's python3",
+                    "use a Python built with --enable-shared, the distribution's python3, "
+                    "or triton_python = standalone",
                     blocker=True,
                 )
             )
     if not py["can_venv"]:
-        if version in distro_pythons:
+        if version in distro_pythons and release_known(f.os):
             pkg = f"python{version}-venv"
             d.apt_packages.append(pkg)
             items.append(
@@ -353,11 +393,63 @@ def _choose_python(f: HostFacts, s: Settings, build, release, d: Decisions) -> l
                     "python venv",
                     "incompatible",
                     f"{py['path']} cannot make a venv (no ensurepip)",
-                    "use a Python that ships venv and ensurepip",
+                    "use a Python that ships venv and ensurepip, or triton_python = standalone",
                     blocker=True,
                 )
             )
     return items
+
+
+def stub_fix(f: HostFacts, stub: str, venv: str | None) -> str:
+    """A fix that exists on this host when a build's only stub is for Python `stub`."""
+    py = f.pythons.get(stub)
+    if py:
+        return f"set triton_python = {stub} ({py['path']} is on this host)"
+    if stub in t.DISTRO_PYTHONS.get(distro_key(f.os), ()) and release_known(f.os):
+        lib = package_for(f"libpython{stub}.so.1.0", f.os)
+        return f"apt-get install python{stub} python{stub}-venv {lib}, then set triton_python = {stub}"
+    other = f"; or use a Triton tarball whose stub is for Python {venv}" if venv else ""
+    return (
+        f"set triton_python = standalone with python_standalone_url, _sha256 and _version naming a "
+        f"CPython {stub} build (python-build-standalone install_only){other}"
+    )
+
+
+def _use_standalone(
+    f: HostFacts, s: Settings, stubs: tuple[str, ...], numpy_lt2: bool, d: Decisions, rule: str
+) -> list[Item]:
+    """The standalone CPython of python_standalone_url: its own libpython, venv and stdlib."""
+    version = s.python_standalone_version
+    minor = ".".join(version.split(".")[:2])
+    if not _python_fits(minor, stubs, numpy_lt2):
+        top = t.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]
+        return [
+            Item(
+                "python",
+                "incompatible",
+                f"python_standalone_version {version}: this Triton build's stub takes Python {stubs[0]}-{top}",
+                f"point python_standalone_url at a CPython {top} build (and its sha256 and version)",
+                blocker=True,
+            )
+        ]
+    if d.script_python is None:
+        return [
+            Item(
+                "python",
+                "incompatible",
+                "the host has no python3 (3.8+) to run the installer's steps",
+                "apt-get install python3",
+                blocker=True,
+            )
+        ]
+    home = s.python_standalone_home
+    d.python, d.python_path, d.libpython_dir = minor, f"{home}/bin/python{minor}", f"{home}/lib"
+    d.python_source = "standalone"
+    d.pip_cert = t.SYSTEM_CA_BUNDLE if f.system_ca_bundle else ""
+    detail = f"standalone CPython {version} at {home} from {s.python_standalone_url} (chosen by {rule})"
+    if f.standalone_python_exists:
+        return [Item("python", "ok", detail), Item(f"libpython{minor}.so.1.0", "ok", f"{home}/lib")]
+    return [Item("python", "missing", detail, "run deploy/provision.py (downloads, checks and unpacks it)")]
 
 
 def _check_host_libraries(f: HostFacts, s: Settings, build, d: Decisions) -> list[Item]:
@@ -378,14 +470,12 @@ def _check_host_libraries(f: HostFacts, s: Settings, build, d: Decisions) -> lis
                 )
             )
         else:
-            distro = " ".join(distro_key(f.os))
             items.append(
                 Item(
                     soname,
                     "incompatible",
-                    f"needed by the Triton server; no package of {distro} ships it",
-                    "use a Triton build made for this release, or Debian 12 / Ubuntu 22.04 "
-                    "(never symlink another soname to it)",
+                    "needed by the Triton server, not in the linker cache",
+                    _unknown_package_fix(soname, f.os),
                     blocker=True,
                 )
             )
@@ -411,7 +501,64 @@ def _variant_cuda(variant: str) -> str:
     return f"{digits[:-1]}.{digits[-1]}"
 
 
+def _major(cuda: str) -> str:
+    return cuda.split(".")[0]
+
+
+def choose_torch_variant(nvidia: dict, torch_minor: str, variants: tuple[str, ...]) -> tuple[str | None, str]:
+    """(variant, the rule that chose it) for auto on a GPU host, or (None, why none can run).
+
+    The highest variant the driver supports fully (its CUDA <= the driver's); else, by CUDA
+    minor-version compatibility, the newest variant of the driver's CUDA major when the driver
+    meets that major's minimum. CUDA 13 variants need every GPU at compute capability >= 7.5.
+    """
+    cuda = _driver_cuda(nvidia)
+    driver = nvidia.get("driver_version") or "?"
+    caps = [vkey(g["compute_capability"]) for g in nvidia.get("gpus", []) if g.get("compute_capability")]
+    min_cc = min(caps, default=None)
+    low_cc = min_cc is not None and min_cc < vkey(t.CUDA13_MIN_COMPUTE_CAPABILITY)
+    usable = [v for v in variants if not (low_cc and vkey(_variant_cuda(v)) >= (13,))]
+    if cuda is None:
+        return None, f"driver {driver} reports no CUDA version"
+    full = [v for v in usable if vkey(_variant_cuda(v)) <= vkey(cuda)]
+    if full:
+        best = max(full, key=lambda v: vkey(_variant_cuda(v)))
+        return best, f"the driver's CUDA {cuda} runs {best} fully (the newest such variant of torch {torch_minor})"
+    major = _major(cuda)
+    minimum = t.CUDA_MAJOR_MIN_DRIVER.get(major)
+    same = [v for v in usable if _major(_variant_cuda(v)) == major]
+    if same and minimum and driver != "?" and vkey(driver) >= vkey(minimum):
+        best = max(same, key=lambda v: vkey(_variant_cuda(v)))
+        return best, (
+            f"CUDA minor-version compatibility: {best} runs on a CUDA {major}.x driver >= {minimum} "
+            f"(driver {driver}, CUDA {cuda}); no variant of torch {torch_minor} is <= {cuda}"
+        )
+    why = f"driver {driver} supports CUDA {cuda}; torch {torch_minor} has {', '.join(variants)}"
+    if low_cc:
+        why += f" and its CUDA 13 builds need compute capability >= {t.CUDA13_MIN_COMPUTE_CAPABILITY}"
+    return None, why + f", none of CUDA {major}.x"
+
+
+def _torch_fix(nvidia: dict, torch_minor: str, variants: tuple[str, ...]) -> str:
+    """What makes GPU torch possible: an older torch with the driver's CUDA major, or a newer driver."""
+    cuda = _driver_cuda(nvidia) or "0"
+    older = [
+        m
+        for m, vs in t.TORCH_CUDA_VARIANTS.items()
+        if vkey(m) < vkey(torch_minor) and choose_torch_variant(nvidia, m, vs)[0]
+    ]
+    lowest = min(variants, key=lambda v: vkey(_variant_cuda(v)))
+    need = t.CUDA_MAJOR_MIN_DRIVER.get(_major(_variant_cuda(lowest)), "?")
+    hints = []
+    if older:
+        hints.append(f"torch_version {max(older, key=vkey)}.x (its wheels run on CUDA {_major(cuda)}.x)")
+    hints.append(f"an NVIDIA driver >= {need}")
+    hints.append("torch_variant = cpu")
+    return "use " + ", or ".join(hints)
+
+
 def _choose_torch(f: HostFacts, s: Settings, d: Decisions) -> list[Item]:
+    """The torch variant (auto: from the driver), the index it comes from, and the venv's pins."""
     minor = ".".join(s.torch_version.split(".")[:2])
     variants = t.TORCH_CUDA_VARIANTS.get(minor)
     gpus = (f.nvidia or {}).get("gpus") or []
@@ -425,89 +572,34 @@ def _choose_torch(f: HostFacts, s: Settings, d: Decisions) -> list[Item]:
     else:
         items.append(Item("gpu", "ok", "no NVIDIA driver: serving on CPU"))
 
+    def refuse(detail: str, fix: str) -> list[Item]:
+        return [*items, Item("torch", "incompatible", detail, fix, blocker=True)]
+
     variant = s.torch_variant
-    if variant == "auto":
-        if not gpus:
-            variant = "cpu"
-        elif variants is None:
-            return [
-                *items,
-                Item(
-                    "torch",
-                    "incompatible",
-                    f"no CUDA variant table for torch {minor}, so auto cannot choose one",
-                    "set torch_variant (cpu or cuXYZ) or a torch_version listed in compat/tables.py",
-                    blocker=True,
-                ),
-            ]
-        else:
-            cuda = _driver_cuda(f.nvidia)
-            min_cc = min((vkey(g["compute_capability"]) for g in gpus if g["compute_capability"]), default=None)
-            fitting = [
-                v
-                for v in variants
-                if cuda
-                and vkey(_variant_cuda(v)) <= vkey(cuda)
-                and not (
-                    vkey(_variant_cuda(v)) >= (13,)
-                    and min_cc is not None
-                    and min_cc < vkey(t.CUDA13_MIN_COMPUTE_CAPABILITY)
-                )
-            ]
-            if not fitting:
-                lowest = min(variants, key=lambda v: vkey(_variant_cuda(v)))
-                need = t.CUDA_TOOLKIT_DRIVER.get(_variant_cuda(lowest)) or t.CUDA_MAJOR_MIN_DRIVER.get(
-                    _variant_cuda(lowest).split(".")[0], "?"
-                )
-                return [
-                    *items,
-                    Item(
-                        "torch",
-                        "incompatible",
-                        f"driver {f.nvidia['driver_version']} supports CUDA {cuda}; torch {minor} "
-                        f"wheels need CUDA {', '.join(_variant_cuda(v) for v in variants)}",
-                        f"upgrade the NVIDIA driver to >= {need}, pick an older torch_version, "
-                        "or set torch_variant = cpu",
-                        blocker=True,
-                    ),
-                ]
-            variant = max(fitting, key=lambda v: vkey(_variant_cuda(v)))
+    rule = "torch_variant"
+    if variant == "auto" and not gpus:
+        variant, rule = "cpu", "no GPU"
+    elif variant == "auto":
+        if variants is None:
+            return refuse(
+                f"no CUDA variant table for torch {minor}, so auto cannot choose one",
+                "set torch_variant (cpu or cuXYZ) or a torch_version listed in compat/tables.py",
+            )
+        chosen, rule = choose_torch_variant(f.nvidia, minor, variants)
+        if chosen is None:
+            return refuse(rule, _torch_fix(f.nvidia, minor, variants))
+        variant = chosen
     elif variant != "cpu":
         if variants is not None and variant not in variants:
-            return [
-                *items,
-                Item(
-                    "torch",
-                    "incompatible",
-                    f"torch {minor} has no {variant} wheels",
-                    f"use one of: cpu, {', '.join(variants)}",
-                    blocker=True,
-                ),
-            ]
+            return refuse(f"torch {minor} has no {variant} wheels", f"use one of: cpu, {', '.join(variants)}")
         if not gpus:
-            return [
-                *items,
-                Item(
-                    "torch",
-                    "incompatible",
-                    f"torch_variant = {variant} but the host has no usable GPU",
-                    "set torch_variant = auto or cpu, or install the NVIDIA driver",
-                    blocker=True,
-                ),
-            ]
-        cuda = _driver_cuda(f.nvidia)
-        if not cuda or vkey(_variant_cuda(variant)) > vkey(cuda):
-            return [
-                *items,
-                Item(
-                    "torch",
-                    "incompatible",
-                    f"{variant} needs CUDA {_variant_cuda(variant)}; driver "
-                    f"{f.nvidia['driver_version']} supports CUDA {cuda}",
-                    "upgrade the NVIDIA driver or choose a lower torch_variant",
-                    blocker=True,
-                ),
-            ]
+            return refuse(
+                f"torch_variant = {variant} but the host has no usable GPU",
+                "set torch_variant = auto or cpu, or install the NVIDIA driver",
+            )
+        runs, why = choose_torch_variant(f.nvidia, minor, (variant,))
+        if runs is None:
+            return refuse(why, "upgrade the NVIDIA driver, or set torch_variant = auto or cpu")
     d.torch_variant = variant
     d.torch_requirement = f"torch=={s.torch_version}+{variant}"
     d.torch_index = f"{s.torch_index_url.rstrip('/')}/{variant}" if s.torch_index_url else None
@@ -519,7 +611,7 @@ def _choose_torch(f: HostFacts, s: Settings, d: Decisions) -> list[Item]:
         "huggingface-hub": s.huggingface_hub_version,
         "tritonclient": s.tritonclient_version,
     }
-    items.append(Item("torch", "ok", f"{d.torch_requirement} (variant {variant})"))
+    items.append(Item("torch", "ok", f"{d.torch_requirement} (variant {variant}: {rule})"))
     return items
 
 
@@ -534,6 +626,9 @@ def _check_disk(f: HostFacts, s: Settings, d: Decisions) -> list[Item]:
         entry = needs.setdefault(mount, (space, 0, []))
         needs[mount] = (space, entry[1] + amount, [*entry[2], what])
 
+    if d.python_source == "standalone" and not f.standalone_python_exists:
+        need(f.free_install, t.DISK_PYTHON_STANDALONE, "standalone Python")
+        need(f.free_persist, t.DISK_PYTHON_DOWNLOAD, "download cache")
     if not installed:
         need(f.free_install, t.DISK_TRITON_INSTALL, "Triton")
         need(f.free_persist, t.DISK_TRITON_DOWNLOAD, "download cache")
@@ -584,6 +679,18 @@ def _check_installed(f: HostFacts, s: Settings, build, d: Decisions) -> list[Ite
         if not tri.get("python_stub"):
             items.append(
                 Item("python backend stub", "missing", f"no {home}/backends/python/triton_python_backend_stub", fix)
+            )
+        elif d.python and tri.get("stub_python") and tri["stub_python"] != d.python:
+            same_archive = s.triton_source == "tarball" and tri["manifest"].get("sha256") == s.triton_tarball_sha256
+            items.append(
+                Item(
+                    "python backend stub",
+                    "incompatible",
+                    f"this build's python backend stub is for Python {tri['stub_python']} "
+                    f"(it links {tri['stub_libpython']}); the venv is {d.python}",
+                    stub_fix(f, tri["stub_python"], d.python),
+                    blocker=same_archive,  # provisioning the same archive again cannot change its stub
+                )
             )
         elif d.python and tri.get("manifest", {}).get("stub_python") not in (None, d.python):
             items.append(

@@ -8,7 +8,16 @@ Sources, cited by key below:
   [relnotes]        NVIDIA Triton release notes: CUDA per release, minimum compute capability
   [cuda-compat]     NVIDIA CUDA compatibility guide: minimum driver per CUDA version
   [torch-matrix]    pytorch RELEASE.md release compatibility matrix
-  [apt]             package contents (packages.debian.org, packages.ubuntu.com)
+  [apt]             package contents (packages.debian.org, packages.ubuntu.com); Debian's
+                    checked with apt-cache on bookworm and trixie test hosts (2026-12-01)
+  [cuda-minor]      NVIDIA CUDA compatibility guide, "minor version compatibility": an
+                    application built with any CUDA X.y runs on any driver of CUDA major X
+                    that meets the major's minimum; pytorch/pytorch#155141 (torch 2.8 cu12x
+                    on driver 550 / CUDA 12.4), eullm/eullm#428 (cu130 refused by a 12.x driver)
+  [torch-cuda12-end] PyTorch dev-discuss notice (Sep 2026): 2.15 publishes no CUDA 12 wheels,
+                    2.14 is the last release with a CUDA 12.x variant
+  [pbs]             astral-sh/python-build-standalone: `install_only` CPython builds (python/bin,
+                    python/lib/libpython3.X.so.1.0, RUNPATH $ORIGIN/../lib), the Pythons uv installs
 """
 
 from __future__ import annotations
@@ -120,7 +129,7 @@ PYTRITON_RELEASES: dict[str, PytritonRelease] = {
 # 25.MM = 2.(53+MM).
 RELEASE_MINOR_OFFSET = {"23": 29, "24": 41, "25": 53}
 
-# Minimum Linux driver per CUDA major (minor-version compatibility) [cuda-compat].
+# Minimum Linux driver per CUDA major (minor-version compatibility) [cuda-compat], [cuda-minor].
 CUDA_MAJOR_MIN_DRIVER = {"11": "450.80.02", "12": "525.60.13", "13": "580.0"}
 # Driver that ships with each toolkit: full feature support [cuda-compat].
 CUDA_TOOLKIT_DRIVER = {
@@ -129,6 +138,8 @@ CUDA_TOOLKIT_DRIVER = {
     "12.4": "550.54.14",
     "12.6": "560.28.03",
     "12.8": "570.26",
+    "12.9": "575.51.03",
+    "13.0": "580.65.06",
 }
 
 # CUDA variants of the official PyTorch wheels per minor version [torch-matrix]; "cpu" always.
@@ -142,49 +153,65 @@ TORCH_CUDA_VARIANTS: dict[str, tuple[str, ...]] = {
     "2.10": ("cu126", "cu128", "cu130"),
     "2.11": ("cu126", "cu128", "cu130"),
     "2.12": ("cu126", "cu130", "cu132"),
+    # 2.13 and 2.14 keep 2.12's set [torch-matrix]; 2.14 is the last with CUDA 12 [torch-cuda12-end].
+    # Not re-checked against download.pytorch.org from here (no network to it): see the notes.
+    "2.13": ("cu126", "cu130", "cu132"),
+    "2.14": ("cu126", "cu130", "cu132"),
+    "2.15": ("cu130", "cu132"),  # [torch-cuda12-end]
 }
 # CUDA 13 builds drop GPUs below compute capability 7.5 [torch-matrix].
 CUDA13_MIN_COMPUTE_CAPABILITY = "7.5"
 
-# soname -> apt package, per distro; keys are (id, version_id) with (id, "*") as the fallback.
+# soname -> apt package, per distro release. Only releases listed in KNOWN_RELEASES are
+# answered; for any other the audit says the name is not known rather than guess one.
 # None = that release has no package with this soname (never symlink another soname to it).
-# [apt]: Debian 13 and Ubuntu 24.04 renamed several libraries for the 64-bit time_t change.
+# [apt]: Debian 13 and Ubuntu 24.04 renamed several libraries for the 64-bit time_t change
+# (the "t64" suffix: libcurl4t64, libarchive13t64, libgoogle-perftools4t64 ...).
+KNOWN_RELEASES: tuple[tuple[str, str], ...] = (
+    ("debian", "11"),
+    ("debian", "12"),
+    ("debian", "13"),
+    ("ubuntu", "20.04"),
+    ("ubuntu", "22.04"),
+    ("ubuntu", "24.04"),
+)
+_SAME_EVERYWHERE = dict.fromkeys(KNOWN_RELEASES)
+_T64 = (("debian", "13"), ("ubuntu", "24.04"))
+
+
+def _everywhere(package: str) -> dict[tuple[str, str], str | None]:
+    return {release: package for release in _SAME_EVERYWHERE}
+
+
+def _t64(package: str) -> dict[tuple[str, str], str | None]:
+    """A library renamed <name>t64 on the 64-bit time_t releases [apt]."""
+    return {release: package + ("t64" if release in _T64 else "") for release in _SAME_EVERYWHERE}
+
+
 SONAME_PACKAGES: dict[str, dict[tuple[str, str], str | None]] = {
-    "libz.so.1": {("debian", "*"): "zlib1g", ("ubuntu", "*"): "zlib1g"},
-    "libstdc++.so.6": {("debian", "*"): "libstdc++6", ("ubuntu", "*"): "libstdc++6"},
-    "libgcc_s.so.1": {("debian", "*"): "libgcc-s1", ("ubuntu", "*"): "libgcc-s1"},
-    "libb64.so.0d": {("debian", "*"): "libb64-0d", ("ubuntu", "*"): "libb64-0d"},
+    "libz.so.1": _everywhere("zlib1g"),
+    "libstdc++.so.6": _everywhere("libstdc++6"),
+    "libgcc_s.so.1": _everywhere("libgcc-s1"),
+    "libb64.so.0d": _everywhere("libb64-0d"),
+    "libnuma.so.1": _everywhere("libnuma1"),
+    "libjemalloc.so.2": _everywhere("libjemalloc2"),
+    "libgomp.so.1": _everywhere("libgomp1"),
+    # libre2.so.9 is libre2-9 up to Debian 12 / Ubuntu 22.04; Debian 13 ships libre2-11
+    # (libre2.so.11), Ubuntu 24.04 libre2-10 (libre2.so.10): neither has .so.9 [apt].
     "libre2.so.9": {
         ("debian", "11"): "libre2-9",
         ("debian", "12"): "libre2-9",
         ("debian", "13"): None,
+        ("ubuntu", "20.04"): None,  # libre2-5
         ("ubuntu", "22.04"): "libre2-9",
         ("ubuntu", "24.04"): None,
     },
-    "libnuma.so.1": {("debian", "*"): "libnuma1", ("ubuntu", "*"): "libnuma1"},
-    "libjemalloc.so.2": {("debian", "*"): "libjemalloc2", ("ubuntu", "*"): "libjemalloc2"},
-    "libtcmalloc.so.4": {
-        ("debian", "*"): "libgoogle-perftools4",
-        ("ubuntu", "*"): "libgoogle-perftools4",
-        ("debian", "13"): "libgoogle-perftools4t64",
-        ("ubuntu", "24.04"): "libgoogle-perftools4t64",
-    },
-    "libcurl.so.4": {
-        ("debian", "*"): "libcurl4",
-        ("ubuntu", "*"): "libcurl4",
-        ("debian", "13"): "libcurl4t64",
-        ("ubuntu", "24.04"): "libcurl4t64",
-    },
-    "libgomp.so.1": {("debian", "*"): "libgomp1", ("ubuntu", "*"): "libgomp1"},
-    "libarchive.so.13": {
-        ("debian", "*"): "libarchive13",
-        ("ubuntu", "*"): "libarchive13",
-        ("debian", "13"): "libarchive13t64",
-        ("ubuntu", "24.04"): "libarchive13t64",
-    },
+    "libtcmalloc.so.4": _t64("libgoogle-perftools4"),
+    "libcurl.so.4": _t64("libcurl4"),
+    "libarchive.so.13": _t64("libarchive13"),
 }
-# libpython3.X.so.1.0 comes from libpython3.X on Debian and Ubuntu alike, and a venv from
-# python3.X-venv [apt]; a release ships only its own Python minor versions.
+# The Python minor versions each release ships, with their libpython and venv packages [apt]:
+# libpython3.X (Ubuntu 24.04: libpython3.12t64, the time_t rename) and python3.X-venv.
 DISTRO_PYTHONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("debian", "11"): ("3.9",),
     ("debian", "12"): ("3.11",),
@@ -193,6 +220,15 @@ DISTRO_PYTHONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("ubuntu", "22.04"): ("3.10",),
     ("ubuntu", "24.04"): ("3.12",),
 }
+LIBPYTHON_PACKAGE_SUFFIX: dict[tuple[str, str], str] = {("ubuntu", "24.04"): "t64"}
+
+# The system CA bundle of Debian and Ubuntu (package ca-certificates). A standalone CPython's
+# pip trusts only its own certifi bundle; pointed here it trusts what the host trusts (a
+# corporate proxy's CA, a private mirror's), as the distribution's own pip does [apt].
+SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+
+# The Python minor versions a python backend stub may be built for (what the audit can name).
+STUB_PYTHON_MINORS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 
 # numpy<2 (which the 2.49-2.71 stubs need) has wheels up to Python 3.12: numpy 1.26.4 is the
 # last 1.x release and supports 3.9-3.12 (numpy release notes); 3.13 needs numpy >= 2.1.
@@ -201,6 +237,9 @@ NUMPY_LT2_MAX_PYTHON = "3.12"
 # Disk the install needs, in bytes; measured here unless said otherwise.
 MIB = 1024 * 1024
 GIB = 1024 * MIB
+# A standalone CPython [pbs] unpacked under triton_home/python, and its download.
+DISK_PYTHON_STANDALONE = 250 * MIB
+DISK_PYTHON_DOWNLOAD = 60 * MIB
 DISK_TRITON_INSTALL = 300 * MIB  # pytriton 0.7.0 unpacked: 143 MB, twice while switching versions
 DISK_TRITON_DOWNLOAD = 60 * MIB  # the 55 MB wheel in the persistent cache
 DISK_VENV = {"cpu": 2 * GIB, "cuda": 9 * GIB}  # torch CPU ~0.9 GB in a venv; CUDA ~6-7 GB [machine notes]

@@ -32,6 +32,7 @@ OWN_PREFIXES = (
     "audit_",
     "hf_",
     "tritonclient_",
+    "python_",
 )
 
 SECRETS = frozenset({"hf_token"})  # never printed, not even in an error
@@ -60,6 +61,9 @@ class Settings:
     venv_dir: str
     persist_dir: str
     triton_python: str
+    python_standalone_url: str
+    python_standalone_sha256: str
+    python_standalone_version: str
     torch_version: str
     torch_variant: str
     torch_index_url: str
@@ -84,6 +88,12 @@ class Settings:
     def http_connect_host(self) -> str:
         """Where a client on the host reaches the HTTP endpoint: loopback when bound to every address."""
         return "127.0.0.1" if self.triton_http_address in ("0.0.0.0", "::") else self.triton_http_address
+
+    @property
+    def python_standalone_home(self) -> str:
+        """Where the standalone CPython unpacks: one directory per version and archive."""
+        tag = f"{self.python_standalone_version}-{self.python_standalone_sha256[:12]}"
+        return f"{self.triton_home.rstrip('/')}/python/{tag}"
 
     @property
     def server_home(self) -> str:
@@ -165,7 +175,14 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_home": _abs_path,
     "venv_dir": _abs_path,
     "persist_dir": _abs_path,
-    "triton_python": lambda v: None if v == "auto" or _PYTHON.match(v) else "must be auto or a minor version: 3.11",
+    "triton_python": lambda v: (
+        None
+        if v in ("auto", "standalone") or _PYTHON.match(v)
+        else "must be auto, standalone or a minor version such as 3.12"
+    ),
+    "python_standalone_url": _optional(_url),
+    "python_standalone_sha256": _optional(_sha256),
+    "python_standalone_version": _optional(_version),
     "torch_version": _version,
     "torch_variant": lambda v: None if _VARIANT.match(v) else "must be auto, cpu or cuXYZ (cu124, cu126 ...)",
     "torch_index_url": _optional(_url),
@@ -256,6 +273,14 @@ def _cross_checks(v: dict[str, Any]) -> list[str]:
     out = []
     if v["triton_source"] == "tarball" and not (v["triton_tarball_url"] and v["triton_tarball_sha256"]):
         out.append("triton_source = 'tarball' needs triton_tarball_url and triton_tarball_sha256")
+    standalone = [v[k] for k in ("python_standalone_url", "python_standalone_sha256", "python_standalone_version")]
+    if any(standalone) and not all(standalone):
+        out.append(
+            "python_standalone_url, python_standalone_sha256 and python_standalone_version go together: "
+            "set all three (the URL of a python-build-standalone install_only archive, its sha256, its version)"
+        )
+    if v["triton_python"] == "standalone" and not v["python_standalone_url"]:
+        out.append("triton_python = 'standalone' needs python_standalone_url, _sha256 and _version")
     ports = [v["triton_http_port"], v["triton_grpc_port"], v["triton_metrics_port"]]
     if len(set(ports)) != 3:
         out.append(f"triton_http_port, triton_grpc_port and triton_metrics_port must differ, got {ports}")

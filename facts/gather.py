@@ -8,6 +8,7 @@ from pyinfra.api.host import Host
 from pyinfra.facts.files import Directory, File
 
 from compat.rules import Assessment, HostFacts, assess
+from compat.tables import SYSTEM_CA_BUNDLE
 from config.settings import Settings, load, load_inventory
 from facts.disk import FreeSpace
 from facts.libraries import LinkerCache, MissingLibraries
@@ -39,7 +40,11 @@ def gather(host: Host, settings: Settings) -> HostFacts:
     triton = host.get_fact(TritonInstall, layout.current)
     missing: dict[str, list[str]] = {}
     if triton and triton["server"]:
-        lib_path = layout.library_path([py["libpython"] for py in pythons.values() if py["libpython"]], cache)
+        libpythons = [py["libpython"] for py in pythons.values() if py["libpython"]]
+        if settings.python_standalone_url:  # the server runs with the standalone's lib/ too
+            minor = ".".join(settings.python_standalone_version.split(".")[:2])
+            libpythons.append(f"{settings.python_standalone_home}/lib/libpython{minor}.so.1.0")
+        lib_path = layout.library_path(libpythons, cache)
         missing = {
             path: libs
             for path, libs in host.get_fact(
@@ -48,6 +53,9 @@ def gather(host: Host, settings: Settings) -> HostFacts:
             if libs
         }
     env_files = [host.get_fact(File, layout.profile), host.get_fact(File, layout.launcher)]
+    standalone = settings.python_standalone_url and host.get_fact(
+        File, f"{settings.python_standalone_home}/.provisioner"
+    )
     return HostFacts(
         os=host.get_fact(OsRelease),
         c_runtime=host.get_fact(CRuntime),
@@ -64,6 +72,8 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         init=host.get_fact(InitSystem),
         hf_home_exists=bool(host.get_fact(Directory, layout.hf_home)),
         env_files_exist=all(env_files),
+        standalone_python_exists=bool(standalone),
+        system_ca_bundle=bool(host.get_fact(File, SYSTEM_CA_BUNDLE)),
     )
 
 

@@ -51,10 +51,10 @@ class Nvidia(FactBase[NvidiaData | None]):
                 elif "failed" in line.lower() or "not found" in line.lower():
                     data["error"] = data["error"] or line.strip()
             elif section == "@header":
-                m = re.search(r"CUDA Version:\s*(\d+\.\d+)", line)
+                m = re.search(r"CUDA (?:UMD )?Version:\s*(\d+\.\d+)", line)  # "CUDA UMD" from driver 610
                 if m:
                     data["cuda_version"] = m.group(1)
-                m = re.search(r"Driver Version:\s*(\d+(?:\.\d+)+)", line)
+                m = re.search(r"(?:Driver|KMD) Version:\s*(\d+(?:\.\d+)+)", line)
                 if m:
                     data["driver_version"] = data["driver_version"] or m.group(1)
         if data["gpus"]:

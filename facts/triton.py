@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from typing import TypedDict
 
 from pyinfra.api import FactBase, StringCommand
 
 from facts._shell import script_command
+
+# The libpython a python backend stub links, as its ELF dynamic section names it (grep -E):
+# "libpython3.10.so.1.0", or pytriton's vendored "libpython3-419a3a08.13.so.1.0".
+STUB_LIBPYTHON_RE = r"libpython3(\.[0-9]+|-[0-9a-f]+\.[0-9]+)\.so\.1\.0"
+
+
+def stub_python_of(libpython: str) -> str | None:
+    """ "libpython3.10.so.1.0" -> "3.10"; "libpython3-419a3a08.13.so.1.0" -> "3.13"."""
+    m = re.fullmatch(r"libpython3(?:\.|-[0-9a-f]+\.)([0-9]+)\.so\.1\.0", libpython)
+    return f"3.{m.group(1)}" if m else None
 
 
 class TritonInstallData(TypedDict):
@@ -17,6 +28,8 @@ class TritonInstallData(TypedDict):
     backends: list[str]  # directories under backends/
     python_stub: bool  # backends/python/triton_python_backend_stub exists
     stub_pythons: list[str]  # minor versions under python_backend_stubs/
+    stub_libpython: str | None  # the libpython the active stub links, "libpython3.10.so.1.0"
+    stub_python: str | None  # the Python minor version that libpython is, "3.10"
     manifest: dict[str, str]  # key=value lines this tool writes on install (source, sha256 ...)
 
 
@@ -29,11 +42,13 @@ class TritonInstall(FactBase[TritonInstallData | None]):
             ' [ -x "$h/bin/tritonserver" ] && echo SERVER;'
             ' [ -f "$h/TRITON_VERSION" ] && echo "VERSION=$(head -n 1 "$h/TRITON_VERSION")";'
             ' for b in "$h"/backends/*/; do [ -d "$b" ] && echo "BACKEND=$(basename "$b")"; done;'
-            ' [ -f "$h/backends/python/triton_python_backend_stub" ] && echo PYSTUB;'
+            ' [ -f "$h/backends/python/triton_python_backend_stub" ] && echo PYSTUB'
+            ' "STUBLIB=$(grep -aoE "$2" "$h/backends/python/triton_python_backend_stub" | head -n 1)";'
             ' for s in "$h"/python_backend_stubs/*/triton_python_backend_stub; do'
             ' [ -f "$s" ] && echo "STUB=$(basename "$(dirname "$s")")"; done;'
             ' [ -f "$h/.provisioner" ] && sed "s/^/MANIFEST=/" "$h/.provisioner"; true',
             home,
+            STUB_LIBPYTHON_RE,
         )
 
     def process(self, output: list[str]) -> TritonInstallData | None:
@@ -47,6 +62,8 @@ class TritonInstall(FactBase[TritonInstallData | None]):
             backends=[],
             python_stub=False,
             stub_pythons=[],
+            stub_libpython=None,
+            stub_python=None,
             manifest={},
         )
         for line in output:
@@ -59,8 +76,11 @@ class TritonInstall(FactBase[TritonInstallData | None]):
                 data["version"] = value.strip()
             elif key == "BACKEND":
                 data["backends"].append(value)
-            elif line == "PYSTUB":
+            elif line.startswith("PYSTUB"):
                 data["python_stub"] = True
+                lib = line.partition(" STUBLIB=")[2].strip()
+                data["stub_libpython"] = lib or None
+                data["stub_python"] = stub_python_of(lib) if lib else None
             elif key == "STUB":
                 data["stub_pythons"].append(value)
             elif key == "MANIFEST":

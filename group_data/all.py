@@ -28,11 +28,27 @@ venv_dir = "/opt/triton/venv"
 persist_dir = "/var/lib/triton-provisioner"
 
 # --- Python and torch -----------------------------------------------------------------------
-# Python minor version for the venv and the python backend stub; "auto" picks from the host.
+# The Python the venv and the python backend stub use:
+#   "auto"       a Python of the host that this build has a stub for (and, for Triton 2.49-2.71,
+#                numpy<2 wheels: 3.8-3.12); on a host with none (Debian 13, a notebook with only
+#                Python 3.13) the standalone CPython below, when it is set; else the audit says how;
+#   "3.12" ...   that Python of the host;
+#   "standalone" always the standalone CPython below.
 triton_python = "auto"
-# torch, pinned. Variant: "auto" (cpu without a GPU, else the newest cuXYZ the driver
-# supports), "cpu", or an explicit "cu124", "cu126" ...
-torch_version = "2.8.0"
+# A standalone CPython with its shared libpython: a python-build-standalone "install_only"
+# archive (the builds uv installs), e.g. from
+# https://github.com/astral-sh/python-build-standalone/releases the file
+# cpython-3.12.<N>+<date>-x86_64-unknown-linux-gnu-install_only.tar.gz, its sha256 (the
+# release's SHA256SUMS) and its version "3.12.<N>". Downloaded once into persist_dir (checked),
+# unpacked under triton_home/python. "" = none: only the host's own Pythons are used.
+python_standalone_url = ""
+python_standalone_sha256 = ""
+python_standalone_version = ""
+# torch, pinned. Variant: "auto" (cpu without a GPU; else the newest cuXYZ the driver supports
+# fully, else the newest of the driver's CUDA major by minor-version compatibility), "cpu", or
+# an explicit "cu126", "cu130" ... 2.14 is the last torch with CUDA 12 wheels, which the 550-575
+# drivers of notebooks and most clouds still run (compat/tables.py).
+torch_version = "2.14.1"
 torch_variant = "auto"
 # The PyTorch wheel index; the variant is appended ("<url>/cpu"). "" = no index for torch
 # (then pip_find_links must hold the wheel).

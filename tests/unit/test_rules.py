@@ -95,7 +95,7 @@ def test_fresh_debian12_needs_libpython_and_is_not_blocked() -> None:
     assert (item.status, item.fix) == ("missing", "apt-get install libpython3.11")
     assert a.decisions.python == "3.11"
     assert a.decisions.apt_packages == ["libpython3.11"]
-    assert a.decisions.torch_requirement == "torch==2.8.0+cpu"
+    assert a.decisions.torch_requirement == "torch==2.14.1+cpu"
     assert a.decisions.torch_index == "https://download.pytorch.org/whl/cpu"
     assert by_name(a, "triton server").status == "missing"
 
@@ -116,7 +116,8 @@ def test_ubuntu2404_python312_missing_venv_module_is_installed() -> None:
         DEFAULT,
     )
     assert not a.blockers
-    assert a.decisions.apt_packages == ["libpython3.12", "python3.12-venv"]
+    # Ubuntu 24.04 renamed the library package for 64-bit time_t; the venv package kept its name
+    assert a.decisions.apt_packages == ["libpython3.12t64", "python3.12-venv"]
 
 
 def test_debian11_glibc_too_old_is_a_blocker_naming_the_fix() -> None:
@@ -132,7 +133,8 @@ def test_debian13_python313_only_is_refused_for_numpy_lt2() -> None:
     item = by_name(a, "python")
     assert item.blocker and "numpy<2" in item.detail
     assert "apt-get install python3.13" not in item.fix  # the distribution's Python is the problem
-    assert "--enable-shared" in item.fix and "newer than 2.71" in item.fix
+    assert "triton_python = standalone" in item.fix and "python_standalone_url" in item.fix
+    assert "CPython 3.12" in item.fix
 
 
 def test_no_python_with_a_stub_is_a_blocker() -> None:
@@ -159,15 +161,23 @@ def test_python_without_shared_libpython_outside_the_distro_is_a_blocker() -> No
 
 
 def test_new_driver_picks_the_newest_cuda_variant_it_supports() -> None:
-    a = assess(host(nvidia=GPU_NEW), DEFAULT)  # torch 2.8: cu126, cu128, cu129; CUDA 13.0
+    a = assess(host(nvidia=GPU_NEW), load({"torch_version": "2.8.0"}))  # cu126, cu128, cu129; CUDA 13.0
     assert a.decisions.torch_variant == "cu129"
     assert a.decisions.torch_index == "https://download.pytorch.org/whl/cu129"
+    assert "runs cu129 fully" in by_name(a, "torch").detail
 
 
-def test_t4_on_cuda_124_driver_gets_no_wheel_of_torch_28() -> None:
-    a = assess(host(nvidia=GPU_T4), DEFAULT)
+def test_t4_on_cuda_124_driver_runs_torch_28_by_minor_version_compatibility() -> None:
+    a = assess(host(nvidia=GPU_T4), load({"torch_version": "2.8.0"}))  # no variant <= 12.4
+    assert not a.blockers and a.decisions.torch_variant == "cu129"
+    assert "CUDA minor-version compatibility" in by_name(a, "torch").detail
+
+
+def test_cuda12_driver_and_a_torch_without_cuda12_names_the_last_torch_that_has_it() -> None:
+    a = assess(host(nvidia=GPU_T4), load({"torch_version": "2.15.0"}))  # cu130, cu132 only
     item = by_name(a, "torch")
-    assert item.blocker and "560.28.03" in item.fix and "torch_variant = cpu" in item.fix
+    assert item.blocker and "none of CUDA 12.x" in item.detail
+    assert "torch_version 2.14.x" in item.fix and "driver >= 580.0" in item.fix and "torch_variant = cpu" in item.fix
 
 
 def test_t4_with_torch_25_gets_cu124() -> None:
@@ -240,7 +250,7 @@ def test_port_held_by_another_process_is_named() -> None:
 def test_installed_triton_with_numpy2_in_venv_is_flagged() -> None:
     facts = host(pythons=py("3.11"))
     facts.triton = fixture("triton.TritonInstall/installed")
-    facts.venv = {"python": "3.11.2", "packages": {"torch": "2.8.0+cpu", "numpy": "2.1.0"}}
+    facts.venv = {"python": "3.11.2", "packages": {"torch": "2.14.1+cpu", "numpy": "2.1.0"}}
     a = assess(facts, DEFAULT)
     assert by_name(a, "venv numpy<2").status == "incompatible"
     assert by_name(a, "venv torch").status == "ok"
@@ -288,3 +298,172 @@ def test_venv_snapshot_needs_its_space_on_the_persistent_path() -> None:
     assert item.blocker and "pip cache, venv snapshot" in item.detail and "2.56 GiB needed" in item.detail
     a = assess(host(free=2.0), load({"venv_snapshot": False}))
     assert by_name(a, "disk /persist").status == "ok"
+
+
+# --- GPU hosts as they are: real nvidia-smi output (sources in each fixture) -> torch variant
+
+GPU_TABLE = [
+    # fixture, torch, expected variant, the rule that chose it
+    ("colab-t4-550", "2.14.1", "cu126", "minor-version"),  # CUDA 12.4 driver: no variant <= 12.4
+    ("a10g-535-aws", "2.14.1", "cu126", "minor-version"),
+    ("h100-535", "2.14.1", "cu126", "minor-version"),
+    ("l4-570", "2.14.1", "cu126", "fully"),  # 12.8 driver runs cu126 fully; cu13x need 580
+    ("rtx4090d-550", "2.14.1", "cu126", "minor-version"),
+    ("a100-580-bottlerocket", "2.14.1", "cu130", "fully"),
+    ("rtx5090-595", "2.14.1", "cu132", "fully"),  # Blackwell, CUDA 13.2 driver
+    ("b200-610", "2.14.1", "cu132", "fully"),  # driver 610's "CUDA UMD Version" header
+    ("colab-t4-550", "2.8.0", "cu129", "minor-version"),
+    ("l4-570", "2.8.0", "cu128", "fully"),
+    ("a100-580-bottlerocket", "2.15.0", "cu130", "fully"),
+    ("b200-610", "2.15.0", "cu132", "fully"),
+    ("old-driver-470-no-compute-cap", "2.7.0", "cu118", "minor-version"),  # CUDA 11.4 driver, cu118
+]
+
+
+@pytest.mark.parametrize(("case", "torch", "variant", "rule"), GPU_TABLE)
+def test_gpu_table_driver_to_torch_variant(case: str, torch: str, variant: str, rule: str) -> None:
+    from facts.nvidia import Nvidia
+
+    spec = json.loads((FIX / "nvidia.Nvidia" / f"{case}.json").read_text())
+    nvidia = Nvidia().process(spec["output"])  # through the fact's parser, as a run reads it
+    a = assess(host(nvidia=nvidia), load({"torch_version": torch}))
+    assert not a.blockers, a.blockers
+    assert a.decisions.torch_variant == variant
+    detail = by_name(a, "torch").detail
+    assert ("CUDA minor-version compatibility" in detail) == (rule == "minor-version"), detail
+
+
+@pytest.mark.parametrize(
+    ("case", "torch"),
+    [("colab-t4-550", "2.15.0"), ("h100-535", "2.15.0"), ("rtx4090d-550", "2.15.0"), ("l4-570", "2.15.0")],
+)
+def test_cuda12_drivers_are_refused_for_torch_215_with_a_fix(case: str, torch: str) -> None:
+    nvidia = fixture(f"nvidia.Nvidia/{case}")
+    item = by_name(assess(host(nvidia=nvidia), load({"torch_version": torch})), "torch")
+    assert item.blocker and "torch_version 2.14.x" in item.fix
+
+
+def test_explicit_variant_runs_by_minor_version_compatibility_but_not_across_majors() -> None:
+    a = assess(host(nvidia=GPU_T4), load({"torch_variant": "cu128", "torch_version": "2.8.0"}))
+    assert not a.blockers and a.decisions.torch_variant == "cu128"
+    a = assess(host(nvidia=GPU_T4), load({"torch_variant": "cu130", "torch_version": "2.14.1"}))
+    assert by_name(a, "torch").blocker
+
+
+# --- package names per release
+
+
+@pytest.mark.parametrize(
+    ("soname", "release", "package"),
+    [
+        ("libpython3.12.so.1.0", ("ubuntu", "24.04"), "libpython3.12t64"),
+        ("libpython3.10.so.1.0", ("ubuntu", "22.04"), "libpython3.10"),
+        ("libpython3.13.so.1.0", ("debian", "13"), "libpython3.13"),  # checked with apt-cache on trixie
+        ("libpython3.11.so.1.0", ("ubuntu", "24.04"), None),  # not a Python that release ships
+        ("libcurl.so.4", ("ubuntu", "24.04"), "libcurl4t64"),
+        ("libcurl.so.4", ("ubuntu", "22.04"), "libcurl4"),
+        ("libcurl.so.4", ("debian", "13"), "libcurl4t64"),
+        ("libarchive.so.13", ("debian", "13"), "libarchive13t64"),
+        ("libtcmalloc.so.4", ("ubuntu", "24.04"), "libgoogle-perftools4t64"),
+        ("libre2.so.9", ("ubuntu", "22.04"), "libre2-9"),
+        ("libre2.so.9", ("ubuntu", "24.04"), None),  # libre2-10 there
+        ("libre2.so.9", ("debian", "13"), None),  # libre2-11 there
+        ("libb64.so.0d", ("ubuntu", "24.04"), "libb64-0d"),
+        ("libnuma.so.1", ("ubuntu", "26.04"), None),  # a release the tables do not know
+    ],
+)
+def test_package_names_per_release(soname: str, release: tuple[str, str], package: str | None) -> None:
+    assert package_for(soname, os_release(*release, "x")) == package
+
+
+def test_unknown_release_says_the_name_is_not_known_instead_of_guessing() -> None:
+    facts = host(("ubuntu", "26.04", "resolute"), glibc="2.42", glibcxx="3.4.34", pythons=py("3.12"))
+    facts.linker_cache.pop("libz.so.1")
+    a = assess(facts, DEFAULT)
+    item = by_name(a, "libz.so.1")
+    assert item.blocker and "no package name for libz.so.1 is known for ubuntu 26.04" in item.fix
+    assert "apt-get install" not in item.fix
+
+
+# --- the standalone Python
+
+STANDALONE = {
+    "python_standalone_url": "https://mirror.example/cpython-3.12.12-install_only.tar.gz",
+    "python_standalone_sha256": "ab" * 32,
+    "python_standalone_version": "3.12.12",
+}
+TRIXIE = (("debian", "13", "trixie"), "2.41", "3.4.34")
+
+
+def test_debian13_auto_uses_the_standalone_python_and_says_why() -> None:
+    distro, glibc, glibcxx = TRIXIE
+    a = assess(host(distro, glibc=glibc, glibcxx=glibcxx, pythons=py("3.13")), load(STANDALONE))
+    assert not a.blockers
+    d = a.decisions
+    home = "/opt/triton/python/3.12.12-abababababab"
+    assert (d.python, d.python_source, d.python_path, d.libpython_dir) == (
+        "3.12",
+        "standalone",
+        f"{home}/bin/python3.12",
+        f"{home}/lib",
+    )
+    assert d.script_python == "/usr/bin/python3.13"  # the host's own Python runs the installer's scripts
+    item = by_name(a, "python")
+    assert item.status == "missing" and "no host Python fits" in item.detail and "numpy<2" in item.detail
+    assert "libpython3.13" not in " ".join(d.apt_packages)
+
+
+def test_a_host_python_that_fits_is_preferred_to_the_standalone() -> None:
+    a = assess(host(pythons=py("3.11")), load(STANDALONE))
+    assert a.decisions.python_source == "host" and a.decisions.python == "3.11"
+    a = assess(host(pythons=py("3.11")), load({**STANDALONE, "triton_python": "standalone"}))
+    assert a.decisions.python_source == "standalone" and a.decisions.python == "3.12"
+
+
+def test_a_standalone_python_the_stub_cannot_take_is_refused() -> None:
+    a = assess(host(pythons=py("3.13")), load({**STANDALONE, "python_standalone_version": "3.13.9"}))
+    item = by_name(a, "python")
+    assert item.blocker and "3.8-3.12" in item.detail
+
+
+def test_standalone_settings_go_together() -> None:
+    with pytest.raises(SettingsError, match="go together"):
+        load({"python_standalone_url": STANDALONE["python_standalone_url"]})
+    with pytest.raises(SettingsError, match="needs python_standalone_url"):
+        load({"triton_python": "standalone"})
+
+
+# --- a stub built for another Python (a tarball brings one)
+
+
+def _installed_stub(python: str) -> dict:
+    tri = copy.deepcopy(fixture("triton.TritonInstall/pytriton-stub-3.11-trixie"))
+    tri["stub_libpython"], tri["stub_python"] = f"libpython{python}.so.1.0", python
+    tri["manifest"].update(source="tarball", sha256="cd" * 32)
+    return tri
+
+
+@pytest.mark.parametrize(
+    ("distro", "pythons", "fix"),
+    [
+        (("debian", "12", "bookworm"), py("3.11"), "set triton_python = standalone"),  # no 3.10 in Debian 12
+        (("ubuntu", "22.04", "jammy"), py("3.11"), "apt-get install python3.10 python3.10-venv libpython3.10"),
+        (("debian", "12", "bookworm"), {**py("3.11"), **py("3.10")}, "set triton_python = 3.10 (/usr/bin/python3.10"),
+    ],
+)
+def test_a_stub_for_another_python_names_a_fix_that_exists_on_that_host(distro, pythons, fix) -> None:
+    facts = host(distro, glibc="2.36", pythons=pythons)
+    facts.triton = _installed_stub("3.10")
+    settings = load(
+        {
+            "triton_source": "tarball",
+            "triton_tarball_url": "https://m.example/t.tar",
+            "triton_tarball_sha256": "cd" * 32,
+        }
+    )
+    a = assess(facts, settings)
+    item = by_name(a, "python backend stub")
+    assert item.detail.startswith("this build's python backend stub is for Python 3.10")
+    assert item.fix.startswith(fix)
+    assert item.blocker  # the same archive again cannot change its stub
+    assert a.decisions.stub_fixes["3.10"] == item.fix
