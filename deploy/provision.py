@@ -8,6 +8,7 @@ differs, serves the configured models and proves them by inference. A second run
 nothing.
 """
 
+import json
 import secrets
 import sys
 import time
@@ -21,7 +22,7 @@ from pyinfra.operations import files
 
 from compat import report
 from facts.gather import read_host
-from tasks import apt_runtime, artifact, environment, timings, triton_install, upload, venv
+from tasks import apt_runtime, artifact, environment, python_standalone, timings, triton_install, upload, venv
 from tasks.serving import serve
 
 started = time.monotonic()
@@ -51,7 +52,7 @@ apt_runtime.runtime_packages(name="apt runtime libraries", packages=d.apt_packag
 
 # 2. Triton from a checksummed artifact, cached on the persistent path, switched in when complete
 url, sha256, version, archive, strip = triton_install.artifact(settings, layout)
-artifact.downloaded(name="Triton artifact in the cache", url=url, sha256=sha256, dest=archive, python=d.python_path)
+artifact.downloaded(name="Triton artifact in the cache", url=url, sha256=sha256, dest=archive, python=d.script_python)
 triton_install.installed(
     name="Triton server installed",
     source=settings.triton_source,
@@ -62,8 +63,26 @@ triton_install.installed(
     versions_dir=layout.versions,
     current=layout.current,
     strip_components=strip,
-    python=d.python_path,
+    python=d.script_python,
+    stub_fixes=json.dumps(d.stub_fixes),
 )
+
+# 2b. a standalone CPython where no host Python fits (triton_python, python_standalone_url)
+if d.python_source == "standalone":
+    artifact.downloaded(
+        name="Standalone Python in the cache",
+        url=settings.python_standalone_url,
+        sha256=settings.python_standalone_sha256,
+        dest=layout.python_standalone_archive,
+        python=d.script_python,
+    )
+    python_standalone.unpacked(
+        name="Standalone Python unpacked",
+        archive=layout.python_standalone_archive,
+        home=settings.python_standalone_home,
+        minor=d.python,
+        python=d.script_python,
+    )
 
 # 3. environment: env.sh, profile, launcher
 environment.configured(layout, d.libpython_dir)
@@ -83,6 +102,7 @@ venv.wheelhouse_filled(
     torch_index=d.torch_index,
     index_url=settings.pip_index_url,
     find_links=find_links,
+    cert=d.pip_cert,
     **restore,
 )
 venv.packages_installed(name="venv packages", venv_dir=layout.venv, wheelhouse=wheelhouse, **restore)

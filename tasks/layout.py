@@ -68,6 +68,12 @@ class Layout:
         return f"{self.persist}/downloads"
 
     @property
+    def python_standalone_archive(self) -> str:
+        """The standalone CPython's archive in the download cache, named by version and sha256."""
+        st = self.settings
+        return f"{self.downloads}/cpython-{st.python_standalone_version}-{st.python_standalone_sha256[:16]}.tar.gz"
+
+    @property
     def apt_cache(self) -> str:
         """apt's lists and .debs, so a reset host installs its libraries offline."""
         return f"{self.persist}/apt"

@@ -25,5 +25,5 @@ def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) 
         wanted_hash=wanted,
         models=["smoke", *(m.name for m in settings.models)],
         verify=models.verify_spec(settings.models, layout),
-        python=d.python_path,
+        python=d.script_python,
     )

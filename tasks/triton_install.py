@@ -53,9 +53,12 @@ def installed(
     current: str,
     strip_components: int = 0,
     python: str = "python3",
+    stub_fixes: str = "{}",
 ):
     """`current` points at a complete install of this artifact with the stub of stub_python.
 
+    A stub that is for another Python is refused by the unpack, naming the fix from stub_fixes
+    (JSON: the stub's Python minor -> what to do on this host).
     The unpack goes to a new directory, renamed into place when complete; only then does the
     link switch, atomically. The install it replaces stays until a later cleanup.
     """
@@ -70,7 +73,16 @@ def installed(
     )
     if not complete:
         yield python_script(
-            python, "unpack_triton.py", source, archive, target, stub_python, sha256, str(strip_components), version
+            python,
+            "unpack_triton.py",
+            source,
+            archive,
+            target,
+            stub_python,
+            sha256,
+            str(strip_components),
+            version,
+            stub_fixes,
         )
     if link and link.get("link_target") == target:
         if complete:

@@ -203,8 +203,10 @@ def wheelhouse_filled(
     find_links: str = "",
     python_minor: str = "",
     snapshot: str = "",
+    cert: str = "",
 ):
-    """Every wheel the pins need is in wheelhouse (marked complete), downloaded once from the sources."""
+    """Every wheel the pins need is in wheelhouse (marked complete), downloaded once from the sources.
+    cert: a CA bundle for pip to trust instead of its own (certifi's), such as the host's store."""
     marker = f"{wheelhouse}/.complete"
     if host.get_fact(File, path=marker):
         host.noop(f"wheelhouse {wheelhouse} complete")
@@ -225,6 +227,7 @@ def wheelhouse_filled(
         "--dest",
         QuoteString(wheelhouse),
         *(QuoteString(a) for a in _pip_sources(torch_index, index_url, find_links)),
+        *(["--cert", QuoteString(cert)] if cert else []),
         *pins,
         "&&",
         "touch",

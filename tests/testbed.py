@@ -7,6 +7,7 @@ the process id it recorded, unmounts and deletes. Usage:
 
     python -m tests.testbed up --hosts 2 [--release bookworm]
     python -m tests.testbed reset tb1
+    python -m tests.testbed remove tb1
     python -m tests.testbed status
     python -m tests.testbed down
 """
@@ -411,6 +412,21 @@ def reset(name: str) -> Host:
     return host
 
 
+def remove(name: str) -> None:
+    """Stop and delete one host, leaving the others running (a module's own host)."""
+    with _locked() as state:
+        if name not in state["hosts"]:
+            return
+        host = Host(**state["hosts"].pop(name))
+        _stop(host)
+        _unmount_under(host.dir)
+        if _mounted_under(host.dir):
+            raise TestbedError(f"mounts remain under {host.dir}; see /proc/self/mounts")
+        shutil.rmtree(host.dir, ignore_errors=True)
+        _write_access([Host(**h) for h in state["hosts"].values()])
+    _log(f"removed {name}")
+
+
 def down() -> int:
     """Stop and delete every host. Safe to run twice and after a crash."""
     with _locked() as state:
@@ -472,6 +488,8 @@ def main(argv: list[str] | None = None) -> int:
     p_up.add_argument("--release", default="bookworm")
     p_reset = sub.add_parser("reset", help="restore a host's root fs to fresh, keep /persist")
     p_reset.add_argument("name")
+    p_remove = sub.add_parser("remove", help="stop and delete one host")
+    p_remove.add_argument("name")
     sub.add_parser("down", help="stop and delete every host")
     sub.add_parser("status", help="list the hosts")
     args = parser.parse_args(argv)
@@ -483,6 +501,8 @@ def main(argv: list[str] | None = None) -> int:
             print(inventory_path())
         elif args.cmd == "reset":
             reset(args.name)
+        elif args.cmd == "remove":
+            remove(args.name)
         elif args.cmd == "down":
             down()
         else:

@@ -1,13 +1,18 @@
 """Unpack a verified Triton artifact into a complete install directory; runs on the host (3.8+).
 
-    python3 unpack_triton.py pytriton|tarball ARCHIVE DEST STUB_PYTHON SHA256 STRIP VERSION
+    python3 unpack_triton.py pytriton|tarball ARCHIVE DEST STUB_PYTHON SHA256 STRIP VERSION [FIXES_JSON]
 
 Builds DEST.tmp with bin/ lib/ backends/ caches/ python_backend_stubs/, puts the stub of
 STUB_PYTHON at backends/python/triton_python_backend_stub, writes TRITON_VERSION and the
 .provisioner manifest, then renames DEST.tmp to DEST: an interrupted run leaves no DEST.
+A stub that links the libpython of another Python than STUB_PYTHON (a tarball brings one
+stub, built for one Python) is refused before anything is switched, with the fix for that
+Python from FIXES_JSON ({"3.10": "set triton_python = 3.10 ..."}), which the rules made.
 """
 
+import json
 import os
+import re
 import shutil
 import sys
 import tarfile
@@ -60,7 +65,27 @@ def unpack_tarball(archive: str, tmp: str, strip: int) -> str:
     return open(path).read().strip() if os.path.exists(path) else ""
 
 
-def main(source: str, archive: str, dest: str, stub_python: str, sha256: str, strip: str, version: str) -> int:
+# The libpython a stub links: "libpython3.10.so.1.0", or pytriton's vendored "libpython3-<hash>.13.so.1.0".
+STUB_LIBPYTHON = re.compile(rb"libpython3(?:\.|-[0-9a-f]+\.)([0-9]+)\.so\.1\.0")
+
+
+def stub_python_of(path: str) -> str:
+    """The Python minor version whose libpython the stub at path links; "" where it names none."""
+    with open(path, "rb") as f:
+        m = STUB_LIBPYTHON.search(f.read())
+    return f"3.{m.group(1).decode()}" if m else ""
+
+
+def main(
+    source: str,
+    archive: str,
+    dest: str,
+    stub_python: str,
+    sha256: str,
+    strip: str,
+    version: str,
+    fixes: str = "{}",
+) -> int:
     tmp = dest + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
@@ -80,11 +105,21 @@ def main(source: str, archive: str, dest: str, stub_python: str, sha256: str, st
         shutil.rmtree(tmp)
         print(f"unpack: {archive} has no python backend stub for Python {stub_python}", file=sys.stderr)
         return 6
+    linked = stub_python_of(stub_dst)
+    if linked and linked != stub_python:
+        shutil.rmtree(tmp)
+        fix = json.loads(fixes).get(linked) or f"set triton_python = {linked}"
+        print(
+            f"unpack: this build's python backend stub is for Python {linked} (it links libpython{linked}); "
+            f"the venv is {stub_python}. Nothing was switched. Fix: {fix}",
+            file=sys.stderr,
+        )
+        return 7
     if version:
         with open(os.path.join(tmp, "TRITON_VERSION"), "w") as f:
             f.write(version + "\n")
     with open(os.path.join(tmp, ".provisioner"), "w") as f:
-        f.write(f"source={source}\nsha256={sha256}\nstub_python={stub_python}\n")
+        f.write(f"source={source}\nsha256={sha256}\nstub_python={stub_python}\nstub_linked={linked}\n")
     shutil.rmtree(dest, ignore_errors=True)
     os.rename(tmp, dest)
     print(f"unpack: Triton {version or '(version unknown)'} in {dest}, stub for Python {stub_python}", file=sys.stderr)
@@ -92,4 +127,4 @@ def main(source: str, archive: str, dest: str, stub_python: str, sha256: str, st
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:8]))
+    sys.exit(main(*sys.argv[1:9]))

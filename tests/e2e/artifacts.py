@@ -3,8 +3,12 @@ tarball made from it, and this machine's CPU torch wheel. Cached outside the rep
 
 from __future__ import annotations
 
+import io
+import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -85,8 +89,64 @@ def triton_tarball() -> Path:
         version = f"{PYTRITON.triton}\n".encode()
         member = tarfile.TarInfo("tritonserver/TRITON_VERSION")
         member.size = len(version)
-        import io
-
         tar.addfile(member, io.BytesIO(version))
     partial.rename(out)
     return out
+
+
+def triton_tarball_one_stub(python: str) -> Path:
+    """A tarball like a container copy built for one Python: only the stub of `python`, at
+    backends/python/, and no python_backend_stubs/ to choose another from."""
+    out = CACHE_DIR / "artifacts" / f"tritonserver-{PYTRITON.triton}-stub-{python}-only.tar"
+    if out.exists():
+        return out
+    partial = out.with_suffix(".partial")
+    stub = f"tritonserver/python_backend_stubs/{python}/triton_python_backend_stub"
+    with tarfile.open(triton_tarball()) as src, tarfile.open(partial, "w") as tar:
+        for member in src.getmembers():
+            if member.name.startswith("tritonserver/python_backend_stubs/") and member.name != stub:
+                continue
+            data = src.extractfile(member) if member.isfile() else None
+            if member.name == stub:
+                member.name = "tritonserver/backends/python/triton_python_backend_stub"
+            tar.addfile(member, data)
+    partial.rename(out)
+    return out
+
+
+def standalone_python() -> tuple[Path, str]:
+    """A stand-in for a python-build-standalone `install_only` archive, made from this controller's
+    own CPython (built --enable-shared): `python/` with bin/python3.X (RUNPATH $ORIGIN/../lib, as the
+    real builds have), lib/libpython3.X.so.1.0 and the standard library, no site-packages. Returns
+    the archive and its full version. No python-build-standalone release is reachable from here."""
+    version = ".".join(str(n) for n in sys.version_info[:3])
+    minor = ".".join(str(n) for n in sys.version_info[:2])
+    out = CACHE_DIR / "artifacts" / f"cpython-{version}-standin-x86_64-linux-install_only.tar.gz"
+    if out.exists():
+        return out, version
+    prefix = Path(sys.base_prefix)
+    libpython = Path(sysconfig.get_config_var("LIBDIR") or "") / f"libpython{minor}.so.1.0"
+    if not sysconfig.get_config_var("Py_ENABLE_SHARED") or not libpython.exists():
+        raise RuntimeError(f"{prefix} has no shared libpython: a standalone stand-in needs a --enable-shared CPython")
+    if not shutil.which("patchelf"):
+        raise RuntimeError("patchelf is missing: bash scripts/setup.sh --test installs it")
+    work = out.with_suffix(".work")
+    shutil.rmtree(work, ignore_errors=True)
+    top = work / "python"
+    (top / "bin").mkdir(parents=True)
+    (top / "lib").mkdir()
+    exe = top / "bin" / f"python{minor}"
+    shutil.copy2(prefix / "bin" / f"python{minor}", exe)
+    subprocess.run(["patchelf", "--set-rpath", "$ORIGIN/../lib", str(exe)], check=True)
+    os.symlink(f"python{minor}", top / "bin" / "python3")
+    shutil.copy2(libpython, top / "lib" / libpython.name)
+    os.symlink(libpython.name, top / "lib" / f"libpython{minor}.so")
+    skip = shutil.ignore_patterns("site-packages", "test", "__pycache__", "idlelib", "tkinter", "turtledemo")
+    shutil.copytree(prefix / "lib" / f"python{minor}", top / "lib" / f"python{minor}", ignore=skip, symlinks=True)
+    (top / "lib" / f"python{minor}" / "site-packages").mkdir()
+    partial = out.with_suffix(".partial")
+    with tarfile.open(partial, "w:gz", compresslevel=6) as tar:
+        tar.add(top, arcname="python")
+    partial.rename(out)
+    shutil.rmtree(work)
+    return out, version

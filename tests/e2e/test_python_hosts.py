@@ -1,0 +1,121 @@
+"""Hosts whose own Python this Triton build cannot use (Debian 13: Python 3.13 only, no numpy<2
+wheels for the 2.51 stub) served through a standalone CPython; a stub for the wrong Python named
+before anything starts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tritonclient.http as thttp
+
+from tests import testbed, tiny_models
+from tests.e2e import artifacts
+from tests.e2e.conftest import TestHost, op_results, provision_inventory, run_pyinfra
+from tests.e2e.test_provision import changed
+
+# The trixie host runs beside tb1/tb2 on this machine's loopback: ports of its own.
+PORTS = {"triton_http_port": 18900, "triton_grpc_port": 18901, "triton_metrics_port": 18902}
+
+
+@pytest.fixture(scope="module")
+def trixie() -> Iterator[TestHost]:
+    """A fresh Debian 13 host (Python 3.13 only) for this module; removed at its end."""
+    made = testbed.up(1, release="trixie", prefix="trixie")
+    try:
+        yield TestHost(made[0])
+    finally:
+        testbed.remove(made[0].name)
+
+
+@pytest.fixture(scope="module")
+def standalone(mirror) -> dict:
+    """Settings naming the standalone CPython stand-in on the local mirror."""
+    archive, version = artifacts.standalone_python()
+    url, sha = mirror.place(archive, "python/" + archive.name)
+    return {"python_standalone_url": url, "python_standalone_sha256": sha, "python_standalone_version": version}
+
+
+def audit(inv: Path, report: Path) -> tuple[int, dict[str, dict]]:
+    res = run_pyinfra(inv, "deploy/audit.py", "-y")
+    items = json.loads(report.read_text())
+    host_items = next(iter(items["hosts"].values()))["items"]
+    return res.returncode, {i["name"]: i for i in host_items}
+
+
+def test_debian13_without_a_standalone_python_is_refused_with_the_setting_that_fixes_it(
+    trixie: TestHost, served: dict, tmp_path: Path
+) -> None:
+    report = tmp_path / "audit.json"
+    inv = provision_inventory(tmp_path / "inv.py", [trixie], served, audit_report_path=str(report), **PORTS)
+    rc, items = audit(inv, report)
+    assert rc != 0
+    python = items["python"]
+    assert python["blocker"] and python["status"] == "incompatible"
+    assert "the host has 3.13" in python["detail"] and "numpy<2" in python["detail"]
+    assert "triton_python = standalone" in python["fix"] and "python_standalone_url" in python["fix"]
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert res.returncode != 0 and "refusing to provision trixie1, nothing was changed" in res.stderr
+
+
+def test_debian13_serves_a_real_model_through_a_standalone_python_and_a_rerun_changes_nothing(
+    trixie: TestHost, served: dict, standalone: dict, tmp_path: Path
+) -> None:
+    tiny_models.make("classifier", tmp_path / "clf", seed=3)
+    models = [{"name": "clf", "source": f"path:{tmp_path / 'clf'}", "task": "text-classification"}]
+    report = tmp_path / "audit.json"
+    settings = {**served, **standalone, "models": models}
+    inv = provision_inventory(tmp_path / "inv.py", [trixie], settings, audit_report_path=str(report), **PORTS)
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-8000:]
+    first = op_results(out)
+    assert first["Standalone Python unpacked"]["success"] == 1
+    # the proof: the classifier answered 1 and 8 texts over HTTP and gRPC, equal to in-process
+    assert "verified clf: 1 and 8 texts over HTTP and gRPC" in out and "equal to in-process" in out
+    home = f"/opt/triton/python/{standalone['python_standalone_version']}-{standalone['python_standalone_sha256'][:12]}"
+    cfg = trixie.ssh("cat /opt/triton/venv/pyvenv.cfg").stdout
+    assert f"home = {home}/bin" in cfg
+    # the server's python backend stub runs on the standalone libpython, not on Debian's 3.13
+    pid = trixie.ssh("cat /opt/triton/run/tritonserver.pid").stdout.strip()
+    maps = trixie.ssh(f"cat /proc/$(pgrep -P {pid} -f triton_python_backend_stub | head -n 1)/maps").stdout
+    assert f"{home}/lib/libpython3.11.so.1.0" in maps
+    http = thttp.InferenceServerClient(f"127.0.0.1:{PORTS['triton_http_port']}")
+    x = thttp.InferInput("TEXT", [2, 1], "BYTES")
+    x.set_data_from_numpy(np.array([[b"good film"], [b"bad film"]], dtype=np.object_))
+    logits = http.infer("clf", [x]).as_numpy("LOGITS")
+    assert logits.shape == (2, 2) and np.isfinite(logits).all()
+    rc, items = audit(inv, report)
+    assert rc == 0, [i for i in items.values() if i["status"] != "ok"]
+    assert items["python"]["detail"].startswith(f"standalone CPython {standalone['python_standalone_version']}")
+    assert "no host Python fits" in items["python"]["detail"]
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
+    assert changed(op_results(res.stdout + res.stderr)) == {}
+
+
+def test_a_tarball_whose_stub_is_for_another_python_is_refused_before_anything_starts(
+    host: TestHost, served: dict, mirror, tmp_path: Path
+) -> None:
+    url, sha = mirror.place(artifacts.triton_tarball_one_stub("3.10"), "tarballs/stub-3.10-only.tar")
+    settings = {
+        **served,
+        "triton_source": "tarball",
+        "triton_tarball_url": url,
+        "triton_tarball_sha256": sha,
+        "triton_tarball_strip_components": 1,
+    }
+    report = tmp_path / "audit.json"
+    inv = provision_inventory(tmp_path / "inv.py", [host], settings, audit_report_path=str(report))
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "this build's python backend stub is for Python 3.10 (it links libpython3.10); the venv is 3.11" in out
+    # Debian 12 ships no Python 3.10: the fix is one that exists there
+    assert "Fix: set triton_python = standalone" in out and "CPython 3.10" in out
+    assert "apt-get install libpython3.10" not in out
+    assert host.ssh("ls /opt/triton/versions").stdout.strip() == ""
+    assert host.ssh("test -e /opt/triton/run/tritonserver.pid", check=False).returncode != 0
