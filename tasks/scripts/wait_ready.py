@@ -15,6 +15,12 @@ import urllib.request
 # Server log patterns -> (cause, fix). The first that matches a line explains it.
 CAUSES = [
     (
+        ("libpython3",),
+        "the python backend stub cannot load its libpython: the stub is for another Python than the venv, "
+        "or that libpython is not installed or not on LD_LIBRARY_PATH",
+        "run deploy/audit.py: its python, libpython and 'python backend stub' rows name the fix for this host",
+    ),
+    (
         ("error while loading shared libraries", "cannot open shared object file"),
         "a shared library is missing",
         "run deploy/audit.py: it names the library and its apt package",
@@ -25,7 +31,7 @@ CAUSES = [
         "pin numpy_version to 1.26.4",
     ),
     (
-        ("python version mismatch", "triton_python_backend_stub: not found", "libpython"),
+        ("python version mismatch", "triton_python_backend_stub: not found"),
         "the python backend stub does not match the venv's Python",
         "re-run deploy/provision.py (triton_python)",
     ),
@@ -51,6 +57,9 @@ CAUSES = [
     ),
 ]
 KEYWORDS = ("error", "failed", "unable", "exception", "traceback")
+# Lines after which this start cannot become ready: a model Triton gave up loading (it does not
+# retry), or a stub or server that cannot load a library. Seen, the wait stops at once.
+FATAL = ("failed to load '", "error while loading shared libraries", "failed to initialize python stub")
 # What a host without a GPU always logs: warnings, never the cause of a failure.
 HARMLESS = (
     "failed to initialize nvml",
@@ -73,10 +82,8 @@ def get(url: str) -> int:
 
 def explain(log: str, limit: int = 30) -> str:
     """The log lines that explain a failure, each followed by its cause and fix where known."""
-    try:
-        with open(log, errors="replace") as f:
-            lines = f.read().split("--- start ")[-1].splitlines()  # this start only
-    except OSError:
+    lines = this_start(log)
+    if not lines:
         return "(no server log)"
     out, causes = [], []
     for line in lines:
@@ -90,6 +97,20 @@ def explain(log: str, limit: int = 30) -> str:
                 causes.append(hit[1])
                 out.append(f"  => cause: {hit[1]}; fix: {hit[2]}")
     return "\n".join(out[-limit:] or ["  | " + x for x in lines[-limit:]])
+
+
+def this_start(log: str) -> list[str]:
+    """The log lines of the latest start (the deploy writes '--- start' before each)."""
+    try:
+        with open(log, errors="replace") as f:
+            return f.read().split("--- start ")[-1].splitlines()
+    except OSError:
+        return []
+
+
+def fatal(log: str) -> str:
+    """The first line of this start that means it will never be ready; "" while there is none."""
+    return next((line for line in this_start(log) if any(p in line.lower() for p in FATAL)), "")
 
 
 def alive(pid: int) -> bool:
@@ -129,6 +150,14 @@ def main(address: str, port: str, pid_file: str, log: str, timeout: str, *models
     while time.monotonic() < deadline:
         if not alive(pid):
             print(f"Triton (pid {pid}) exited while starting. Server log:\n{explain(log)}", file=sys.stderr)
+            return 1
+        line = fatal(log)
+        if line:
+            print(
+                f"Triton (pid {pid}) cannot become ready; stopped waiting at this log line:\n  | {line.strip()}\n"
+                f"Server log:\n{explain(log)}",
+                file=sys.stderr,
+            )
             return 1
         if get(f"{base}/v2/health/ready") == 200 and all(get(f"{base}/v2/models/{m}/ready") == 200 for m in models):
             proof(f"ready: Triton pid {pid} at {base}, models {', '.join(models) or '-'}")

@@ -61,22 +61,29 @@ def test_debian13_without_a_standalone_python_is_refused_with_the_setting_that_f
     assert res.returncode != 0 and "refusing to provision trixie1, nothing was changed" in res.stderr
 
 
-def test_debian13_serves_a_real_model_through_a_standalone_python_and_a_rerun_changes_nothing(
-    trixie: TestHost, served: dict, standalone: dict, tmp_path: Path
-) -> None:
-    tiny_models.make("classifier", tmp_path / "clf", seed=3)
-    models = [{"name": "clf", "source": f"path:{tmp_path / 'clf'}", "task": "text-classification"}]
-    report = tmp_path / "audit.json"
+@pytest.fixture(scope="module")
+def trixie_served(trixie: TestHost, served: dict, standalone: dict, tmp_path_factory) -> dict:
+    """The Debian 13 host provisioned with the standalone Python and a real (tiny, torch) classifier."""
+    tmp = tmp_path_factory.mktemp("trixie")
+    tiny_models.make("classifier", tmp / "clf", seed=3)
+    models = [{"name": "clf", "source": f"path:{tmp / 'clf'}", "task": "text-classification"}]
+    report = tmp / "audit.json"
     settings = {**served, **standalone, "models": models}
-    inv = provision_inventory(tmp_path / "inv.py", [trixie], settings, audit_report_path=str(report), **PORTS)
+    inv = provision_inventory(tmp / "inv.py", [trixie], settings, audit_report_path=str(report), **PORTS)
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-8000:]
-    first = op_results(out)
-    assert first["Standalone Python unpacked"]["success"] == 1
+    home = f"/opt/triton/python/{standalone['python_standalone_version']}-{standalone['python_standalone_sha256'][:12]}"
+    return {"host": trixie, "inv": inv, "report": report, "out": out, "home": home, **standalone}
+
+
+def test_debian13_serves_a_real_model_through_a_standalone_python_and_a_rerun_changes_nothing(
+    trixie_served: dict,
+) -> None:
+    trixie, inv, out, home = trixie_served["host"], trixie_served["inv"], trixie_served["out"], trixie_served["home"]
+    assert op_results(out)["Standalone Python unpacked"]["success"] == 1
     # the proof: the classifier answered 1 and 8 texts over HTTP and gRPC, equal to in-process
     assert "verified clf: 1 and 8 texts over HTTP and gRPC" in out and "equal to in-process" in out
-    home = f"/opt/triton/python/{standalone['python_standalone_version']}-{standalone['python_standalone_sha256'][:12]}"
     cfg = trixie.ssh("cat /opt/triton/venv/pyvenv.cfg").stdout
     assert f"home = {home}/bin" in cfg
     # the server's python backend stub runs on the standalone libpython, not on Debian's 3.13
@@ -88,13 +95,31 @@ def test_debian13_serves_a_real_model_through_a_standalone_python_and_a_rerun_ch
     x.set_data_from_numpy(np.array([[b"good film"], [b"bad film"]], dtype=np.object_))
     logits = http.infer("clf", [x]).as_numpy("LOGITS")
     assert logits.shape == (2, 2) and np.isfinite(logits).all()
-    rc, items = audit(inv, report)
+    rc, items = audit(inv, trixie_served["report"])
     assert rc == 0, [i for i in items.values() if i["status"] != "ok"]
-    assert items["python"]["detail"].startswith(f"standalone CPython {standalone['python_standalone_version']}")
+    assert items["python"]["detail"].startswith(f"standalone CPython {trixie_served['python_standalone_version']}")
     assert "no host Python fits" in items["python"]["detail"]
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
     assert changed(op_results(res.stdout + res.stderr)) == {}
+
+
+def test_a_stub_that_cannot_load_stops_the_wait_at_once_with_its_cause(trixie_served: dict) -> None:
+    trixie, inv, home = trixie_served["host"], trixie_served["inv"], trixie_served["home"]
+    # the stub finds the standalone libpython only through LD_LIBRARY_PATH (env.sh): take it out
+    trixie.ssh(f"sed -i 's#:{home}/lib##' /opt/triton/env.sh && kill -9 $(cat /opt/triton/run/tritonserver.pid)")
+    assert f"{home}/lib" not in trixie.ssh("cat /opt/triton/env.sh").stdout
+    res = run_pyinfra(inv, "deploy/serve.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "cannot become ready; stopped waiting at this log line" in out, out[-4000:]
+    assert "error while loading shared libraries: libpython3.11.so.1.0" in out
+    assert "=> cause: the python backend stub cannot load its libpython" in out
+    assert "was not ready after" not in out  # not the readiness timeout
+    assert "apt-get install libpython3.11" not in out  # Debian 13 has no such package
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")  # env.sh rewritten: serving again
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    assert "verified clf" in res.stdout + res.stderr
 
 
 def test_a_tarball_whose_stub_is_for_another_python_is_refused_before_anything_starts(

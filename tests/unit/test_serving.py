@@ -109,7 +109,8 @@ def test_hf_token_is_never_in_an_error_or_repr() -> None:
     [
         ("broken-model.log", "the model's model.py (or what it loads) failed"),
         ("numpy2-stub.log", "numpy 2 in the venv"),
-        ("missing-libpython.log", "a shared library is missing"),
+        ("missing-libpython.log", "the python backend stub cannot load its libpython"),
+        ("stub313-vendored-libpython-numpy2.log", "the model's model.py (or what it loads) failed"),
         ("port-in-use.log", "a port is taken"),
     ],
 )
@@ -117,6 +118,26 @@ def test_failure_logs_are_explained(log: str, cause: str) -> None:
     text = wait_ready.explain(str(LOGS / log))
     assert f"=> cause: {cause}" in text
     assert "NVML" not in text and "DCGM" not in text  # a CPU host's usual warnings are no explanation
+
+
+@pytest.mark.parametrize(
+    ("log", "line"),
+    [
+        ("missing-libpython.log", "triton_python_backend_stub: error while loading shared libraries: libpython3.11"),
+        ("broken-model.log", "failed to load 'broken'"),
+        # pytriton's 3.13 stub with its own libpython and a venv's numpy 2 (Debian 13, checked by hand)
+        ("stub313-vendored-libpython-numpy2.log", "Failed to initialize Python stub for auto-complete"),
+    ],
+)
+def test_a_start_that_cannot_become_ready_is_seen_in_the_log_at_once(log: str, line: str) -> None:
+    assert line in wait_ready.fatal(str(LOGS / log))
+
+
+def test_a_start_still_loading_is_not_fatal(tmp_path: Path) -> None:
+    log = (LOGS / "missing-libpython.log").read_text().splitlines()
+    (tmp_path / "loading.log").write_text("\n".join(log[:2]) + "\n")  # the start and 'loading: smoke:1'
+    assert wait_ready.fatal(str(tmp_path / "loading.log")) == ""
+    assert wait_ready.fatal(str(tmp_path / "absent.log")) == ""
 
 
 def test_only_the_last_start_is_explained() -> None:
