@@ -6,8 +6,9 @@ from typing import TypedDict
 
 from pyinfra.api import FactBase
 
-# Minor versions the python backend has stubs for (pytriton 0.7.0 ships 3.8 to 3.13).
-PROBED_VERSIONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
+# Minor versions looked for: every one a python backend stub exists for (pytriton 0.7.0: 3.8-3.13),
+# and 3.14 so that the audit names it where it is the only one.
+PROBED_VERSIONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 
 # Runs inside each interpreter; must stay valid Python 3.8. Prints one tab-separated line.
 _PROBE = (
@@ -29,7 +30,7 @@ class PythonInterpreter(TypedDict):
 
 
 class PythonInterpreters(FactBase[dict[str, PythonInterpreter]]):
-    """Each python3.X (3.8 to 3.13) on PATH, keyed by minor version; {} where there is none."""
+    """Each python3.X (3.8 to 3.14) on PATH, keyed by minor version; {} where there is none."""
 
     def command(self) -> str:
         versions = " ".join(PROBED_VERSIONS)

@@ -27,10 +27,15 @@ def host_source(spec: ModelSpec, layout: Layout) -> str:
     return f"path:{layout.model_sources}/{spec.name}" if spec.kind == "path" else spec.source
 
 
+def instance_kind(spec: ModelSpec, gpu_ids: list[int]) -> str:
+    """KIND_GPU or KIND_CPU: "auto" is the GPU where the host has one."""
+    if spec.instance_kind == "auto":
+        return "KIND_GPU" if gpu_ids else "KIND_CPU"
+    return spec.instance_kind
+
+
 def render_config(spec: ModelSpec, layout: Layout, gpu_ids: list[int]) -> str:
-    kind = spec.instance_kind
-    if kind == "auto":
-        kind = "KIND_GPU" if gpu_ids else "KIND_CPU"
+    kind = instance_kind(spec, gpu_ids)
     template = _JINJA.from_string((TEMPLATES / "hf" / "config.pbtxt.j2").read_text())
     values = {k: getattr(spec, k) for k in spec.__dataclass_fields__}
     values.update(
@@ -55,8 +60,9 @@ def repository_files(specs: tuple[ModelSpec, ...], layout: Layout, gpu_ids: list
     return out
 
 
-def verify_spec(specs: tuple[ModelSpec, ...], layout: Layout) -> str:
-    """What the verifier needs to call each model, and to run it in-process (JSON)."""
+def verify_spec(specs: tuple[ModelSpec, ...], layout: Layout, gpu_ids: list[int]) -> str:
+    """What the verifier needs to call each model, and to run it in-process on the device the
+    server runs it on (the first GPU of its instances, or the CPU), as JSON."""
     return json.dumps(
         [
             {
@@ -67,6 +73,7 @@ def verify_spec(specs: tuple[ModelSpec, ...], layout: Layout) -> str:
                 "max_length": s.max_length,
                 "max_new_tokens": s.max_new_tokens,
                 "max_batch_size": s.max_batch_size,
+                "device": f"cuda:{gpu_ids[0]}" if instance_kind(s, gpu_ids) == "KIND_GPU" and gpu_ids else "cpu",
             }
             for s in specs
         ]

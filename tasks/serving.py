@@ -24,6 +24,6 @@ def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) 
         layout=layout,
         wanted_hash=wanted,
         models=["smoke", *(m.name for m in settings.models)],
-        verify=models.verify_spec(settings.models, layout),
+        verify=models.verify_spec(settings.models, layout, gpu_ids),
         python=d.script_python,
     )

@@ -25,6 +25,46 @@ TEXTS = [
     "one more sentence to make eight",
 ]
 DTYPES = {"BYTES": np.object_, "FP32": np.float32, "INT64": np.int64}
+# A second copy of a model on the server's GPU needs its weights and some room for activations
+# and the CUDA context: weights x1.2 + 512 MiB is what the check asks to be free.
+GPU_HEADROOM = 1.2
+GPU_CONTEXT_BYTES = 512 << 20
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+
+
+def weights_bytes(path):
+    """Bytes of the weight files in a model directory (the largest of the formats it carries)."""
+    sizes = {}
+    for name in os.listdir(path):
+        for suffix in WEIGHT_SUFFIXES:
+            if name.endswith(suffix):
+                sizes[suffix] = sizes.get(suffix, 0) + os.path.getsize(os.path.join(path, name))
+    return max(sizes.values(), default=0)
+
+
+def in_process_plan(device, weights, free):
+    """("run", "") or ("skip", why): run the model in-process on `device` only where a second copy fits."""
+    if not device.startswith("cuda"):
+        return "run", ""
+    need = int(weights * GPU_HEADROOM) + GPU_CONTEXT_BYTES
+    if free is None:
+        return "skip", f"the in-process check was skipped: torch in the venv sees no {device}"
+    if need > free:
+        return "skip", (
+            f"the in-process check was skipped: a second copy needs ~{need >> 20} MiB on {device}, "
+            f"{free >> 20} MiB is free beside the served one"
+        )
+    return "run", ""
+
+
+def gpu_free(device):
+    """Free bytes on the device as CUDA reports them; None where torch cannot use it."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    free, _ = torch.cuda.mem_get_info(torch.device(device))
+    return free
 
 
 def call(client, module, name, texts):
@@ -48,13 +88,13 @@ def call(client, module, name, texts):
     return got
 
 
-def same(served, local, name):
+def same(served, local, name, atol=1e-4):
     for key, want in local.items():
         have = served[key]
         if want.dtype == np.object_:
             if [bytes(x) for x in have.ravel()] != [bytes(x) for x in want.ravel()]:
                 raise AssertionError(f"{name}.{key}: served {have.ravel()[:3]} != in-process {want.ravel()[:3]}")
-        elif not np.allclose(have, want, atol=1e-4, rtol=1e-3):
+        elif not np.allclose(have, want, atol=atol, rtol=1e-3):
             raise AssertionError(f"{name}.{key}: served and in-process differ by {np.abs(have - want).max()}")
 
 
@@ -83,16 +123,26 @@ def main(http_url, grpc_url, repository, in_process, spec_json):
             mod_spec = importlib.util.spec_from_file_location("hf_pipeline", path)
             hf = importlib.util.module_from_spec(mod_spec)
             mod_spec.loader.exec_module(hf)
-            pipe = hf.Pipeline(
-                spec["task"],
-                spec["source"],
-                normalize=spec["normalize"],
-                max_length=spec["max_length"],
-                max_new_tokens=spec["max_new_tokens"],
-            )
-            same(served, pipe.run(batch), name)
-            same(one, pipe.run(TEXTS[:1]), name)
-            detail += ", equal to in-process"
+            device = spec.get("device", "cpu")
+            free = gpu_free(device) if device.startswith("cuda") else None
+            plan, why = in_process_plan(device, weights_bytes(hf.resolve(spec["source"])), free)
+            if plan == "skip":
+                detail += f"; {why}"
+            else:
+                pipe = hf.Pipeline(
+                    spec["task"],
+                    spec["source"],
+                    device=device,
+                    normalize=spec["normalize"],
+                    max_length=spec["max_length"],
+                    max_new_tokens=spec["max_new_tokens"],
+                )
+                # the same kernels on the same device; GPU reductions may sum in another order
+                atol = 1e-3 if device.startswith("cuda") else 1e-4
+                same(served, pipe.run(batch), name, atol)
+                same(one, pipe.run(TEXTS[:1]), name, atol)
+                pipe.close()
+                detail += f", equal to in-process on {device}"
         proof(f"verified {name}: 1 and {len(batch)} texts over HTTP and gRPC; {detail}")
     return 0
 

@@ -467,3 +467,18 @@ def test_a_stub_for_another_python_names_a_fix_that_exists_on_that_host(distro, 
     assert item.fix.startswith(fix)
     assert item.blocker  # the same archive again cannot change its stub
     assert a.decisions.stub_fixes["3.10"] == item.fix
+
+
+def test_colab_2026_ubuntu2404_with_python313_uses_the_system_python312() -> None:
+    """Colab since 2026-09: Ubuntu 24.04 whose own python3.12 has no libpython or venv package yet,
+    beside Colab's Python 3.13 (with both). 3.12 is chosen, its packages under 24.04's names."""
+    colab313 = py("3.13")
+    colab313["3.13"]["path"] = "/usr/local/bin/python3.13"
+    pythons = {**py("3.12", libpython=False, venv=False), **colab313}
+    facts = host(("ubuntu", "24.04", "noble"), glibc="2.39", glibcxx="3.4.33", pythons=pythons, nvidia=GPU_T4)
+    a = assess(facts, DEFAULT)
+    assert not a.blockers
+    d = a.decisions
+    assert (d.python, d.python_source, d.python_path) == ("3.12", "host", "/usr/bin/python3.12")
+    assert d.apt_packages == ["libpython3.12t64", "python3.12-venv"]
+    assert d.torch_requirement == "torch==2.14.1+cu126"  # T4 on driver 550 / CUDA 12.4

@@ -19,6 +19,11 @@ LOGS = Path(__file__).parents[1] / "fixtures" / "logs"
 _spec = importlib.util.spec_from_file_location("wait_ready", Path(__file__).parents[2] / "tasks/scripts/wait_ready.py")
 wait_ready = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(wait_ready)
+_vspec = importlib.util.spec_from_file_location(
+    "verify_models", Path(__file__).parents[2] / "tasks/scripts/verify_models.py"
+)
+verify_models = importlib.util.module_from_spec(_vspec)
+_vspec.loader.exec_module(verify_models)
 
 
 def settings(**data):
@@ -193,3 +198,45 @@ def test_upload_find_links_needs_a_controller_directory(tmp_path: Path) -> None:
     assert load({"pip_find_links": f"upload:{tmp_path}"}).pip_find_links == f"upload:{tmp_path}"
     with pytest.raises(SettingsError, match="existing directory on the controller"):
         load({"pip_find_links": f"upload:{tmp_path}/missing"})
+
+
+def test_in_process_check_runs_on_the_device_the_server_uses() -> None:
+    import json
+
+    specs, _ = parse_models(
+        [
+            {"name": "g", "source": "hub:org/m@abc", "task": "text-classification"},
+            {"name": "c", "source": "hub:org/m@abc", "task": "text-classification", "instance_kind": "KIND_CPU"},
+        ]
+    )
+    layout = Layout(settings())
+    on_gpu = {s["name"]: s["device"] for s in json.loads(models.verify_spec(specs, layout, [1, 2]))}
+    assert on_gpu == {"g": "cuda:1", "c": "cpu"}
+    on_cpu = {s["name"]: s["device"] for s in json.loads(models.verify_spec(specs, layout, []))}
+    assert on_cpu == {"g": "cpu", "c": "cpu"}
+
+
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize(
+    ("device", "weights", "free", "plan", "words"),
+    [
+        ("cpu", 10_000 * MIB, None, "run", ""),  # the host's memory, not a GPU's, holds a CPU copy
+        ("cuda:0", 260 * MIB, 14_000 * MIB, "run", ""),  # DistilBERT on a T4
+        ("cuda:0", 14_000 * MIB, 1_200 * MIB, "skip", "needs ~17312 MiB on cuda:0, 1200 MiB is free"),
+        ("cuda:0", 260 * MIB, None, "skip", "sees no cuda:0"),
+    ],
+)
+def test_in_process_check_is_skipped_with_a_reason_when_a_second_copy_would_not_fit(
+    device: str, weights: int, free: int | None, plan: str, words: str
+) -> None:
+    got, why = verify_models.in_process_plan(device, weights, free)
+    assert got == plan and words in why
+
+
+def test_weights_are_counted_once_per_format(tmp_path: Path) -> None:
+    (tmp_path / "model.safetensors").write_bytes(b"x" * 300)
+    (tmp_path / "pytorch_model.bin").write_bytes(b"x" * 500)  # the same weights again, another format
+    (tmp_path / "config.json").write_bytes(b"x" * 10_000)
+    assert verify_models.weights_bytes(str(tmp_path)) == 500
