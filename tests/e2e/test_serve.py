@@ -224,7 +224,9 @@ def test_a_model_that_fails_to_load_gives_its_log_lines(served_host: dict, model
     assert res.returncode != 0
     # the wait stops at the model's failure in the log, not at the readiness timeout
     assert "cannot become ready; stopped waiting at this log line" in out
-    assert "failed to load 'broken'" in out and "was not ready after" not in out
+    assert "Failed to initialize Python stub: OSError" in out  # the stub's own line, before Triton gives up
+    assert "/persist/models/broken/config.json' is not a valid JSON file" in out
+    assert "was not ready after" not in out
     assert "=> cause: the model's model.py (or what it loads) failed" in out  # the log lines, cause and fix
     res, _ = serve(served_host)  # the good configuration serves again
     assert res.returncode == 0, res.stderr[-3000:]
