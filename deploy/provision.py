@@ -17,103 +17,125 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyinfra import host, state
-from pyinfra.api.exceptions import PyinfraError
 from pyinfra.operations import files
 
 from compat import report
 from facts.gather import read_host
-from tasks import apt_runtime, artifact, environment, python_standalone, timings, triton_install, upload, venv
+from tasks import (
+    apt_runtime,
+    artifact,
+    environment,
+    python_standalone,
+    run_summary,
+    timings,
+    triton_install,
+    upload,
+    venv,
+)
 from tasks.serving import serve
 
 started = time.monotonic()
 reading = read_host(host, state.inventory)
 timings.record(state, host.name, time.monotonic() - started, reading.settings.step_timings_path)
 settings, layout, assessment = reading.settings, reading.layout, reading.assessment
+run_summary.summary(state)  # one line per host at the end: OK / BLOCKED / FAILED and why
+
+
+def install(settings, layout, d, gpu_ids: list[int]) -> None:
+    """Every step, each an idempotent operation, in order."""
+
+    # 0. a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
+    sources = [d.torch_index or "", settings.pip_index_url, settings.pip_find_links]
+    key = venv.wheelhouse_key(d.venv_pins, sources)
+    snapshot = f"{layout.venv_snapshots}/{venv.snapshot_key(key, d.python_path, layout.venv)}.tar"
+    restore = {
+        "python_minor": d.python,
+        "requirements": d.venv_pins,
+        "snapshot": snapshot if settings.venv_snapshot else "",
+    }
+    restore_token = secrets.token_hex(6)
+    venv.restore_started(
+        name="venv snapshot unpacking (background)", venv_dir=layout.venv, token=restore_token, **restore
+    )
+
+    # 1. apt runtime libraries the build and the stub need on this distro (cached on the persistent path)
+    apt_runtime.runtime_packages(name="apt runtime libraries", packages=d.apt_packages, cache_dir=layout.apt_cache)
+
+    # 2. Triton from a checksummed artifact, cached on the persistent path, switched in when complete
+    url, sha256, version, archive, strip = triton_install.artifact(settings, layout)
+    artifact.downloaded(
+        name="Triton artifact in the cache", url=url, sha256=sha256, dest=archive, python=d.script_python
+    )
+    triton_install.installed(
+        name="Triton server installed",
+        source=settings.triton_source,
+        archive=archive,
+        sha256=sha256,
+        version=version,
+        stub_python=d.python,
+        versions_dir=layout.versions,
+        current=layout.current,
+        strip_components=strip,
+        python=d.script_python,
+        stub_fixes=json.dumps(d.stub_fixes),
+    )
+
+    # 2b. a standalone CPython where no host Python fits (triton_python, python_standalone_url)
+    if d.python_source == "standalone":
+        artifact.downloaded(
+            name="Standalone Python in the cache",
+            url=settings.python_standalone_url,
+            sha256=settings.python_standalone_sha256,
+            dest=layout.python_standalone_archive,
+            python=d.script_python,
+        )
+        python_standalone.unpacked(
+            name="Standalone Python unpacked",
+            archive=layout.python_standalone_archive,
+            home=settings.python_standalone_home,
+            minor=d.python,
+            python=d.script_python,
+        )
+
+    # 3. environment: env.sh, profile, launcher
+    environment.configured(layout, d.libpython_dir)
+
+    # 4. venv with the pinned torch variant, from a wheelhouse on the persistent path
+    find_links = settings.pip_find_links
+    if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
+        upload.directory(find_links[7:], layout.uploaded_wheels, "Wheels uploaded from the controller")
+        find_links = layout.uploaded_wheels
+    wheelhouse = f"{layout.wheelhouse_root}/{key}"
+    venv.created(name="venv", python=d.python_path, venv_dir=layout.venv, restore_token=restore_token, **restore)
+    venv.wheelhouse_filled(
+        name="Wheels in the persistent wheelhouse",
+        venv_dir=layout.venv,
+        wheelhouse=wheelhouse,
+        pip_cache=layout.pip_cache,
+        torch_index=d.torch_index,
+        index_url=settings.pip_index_url,
+        find_links=find_links,
+        cert=d.pip_cert,
+        **restore,
+    )
+    venv.packages_installed(name="venv packages", venv_dir=layout.venv, wheelhouse=wheelhouse, **restore)
+
+    # 5. HuggingFace cache on the persistent path
+    files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode="755")
+
+    # 6. models, the repository and the server: restarted only when what it runs changed
+    serve(settings, layout, d, gpu_ids)
+
+    # 7. the venv's snapshot, taken once the server has run: it then holds the bytecode that the
+    #    stub's imports (torch, numpy) compiled, so a server started after a reset skips that work
+    if settings.venv_snapshot:
+        venv.snapshot_saved(name="venv snapshot on the persistent path", venv_dir=layout.venv, snapshot=snapshot)
+
+
 if assessment.blockers:
+    # Refused before any change; the other hosts of the run go on (a failing step drops this one).
     print(report.table(host.name, assessment), flush=True)
     reasons = "; ".join(f"{i.name}: {i.detail} (fix: {i.fix})" for i in assessment.blockers)
-    raise PyinfraError(f"refusing to provision {host.name}, nothing was changed: {reasons}")
-d = assessment.decisions
-
-# 0. a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
-sources = [d.torch_index or "", settings.pip_index_url, settings.pip_find_links]
-key = venv.wheelhouse_key(d.venv_pins, sources)
-snapshot = f"{layout.venv_snapshots}/{venv.snapshot_key(key, d.python_path, layout.venv)}.tar"
-restore = {
-    "python_minor": d.python,
-    "requirements": d.venv_pins,
-    "snapshot": snapshot if settings.venv_snapshot else "",
-}
-restore_token = secrets.token_hex(6)
-venv.restore_started(name="venv snapshot unpacking (background)", venv_dir=layout.venv, token=restore_token, **restore)
-
-# 1. apt runtime libraries the build and the stub need on this distro (cached on the persistent path)
-apt_runtime.runtime_packages(name="apt runtime libraries", packages=d.apt_packages, cache_dir=layout.apt_cache)
-
-# 2. Triton from a checksummed artifact, cached on the persistent path, switched in when complete
-url, sha256, version, archive, strip = triton_install.artifact(settings, layout)
-artifact.downloaded(name="Triton artifact in the cache", url=url, sha256=sha256, dest=archive, python=d.script_python)
-triton_install.installed(
-    name="Triton server installed",
-    source=settings.triton_source,
-    archive=archive,
-    sha256=sha256,
-    version=version,
-    stub_python=d.python,
-    versions_dir=layout.versions,
-    current=layout.current,
-    strip_components=strip,
-    python=d.script_python,
-    stub_fixes=json.dumps(d.stub_fixes),
-)
-
-# 2b. a standalone CPython where no host Python fits (triton_python, python_standalone_url)
-if d.python_source == "standalone":
-    artifact.downloaded(
-        name="Standalone Python in the cache",
-        url=settings.python_standalone_url,
-        sha256=settings.python_standalone_sha256,
-        dest=layout.python_standalone_archive,
-        python=d.script_python,
-    )
-    python_standalone.unpacked(
-        name="Standalone Python unpacked",
-        archive=layout.python_standalone_archive,
-        home=settings.python_standalone_home,
-        minor=d.python,
-        python=d.script_python,
-    )
-
-# 3. environment: env.sh, profile, launcher
-environment.configured(layout, d.libpython_dir)
-
-# 4. venv with the pinned torch variant, from a wheelhouse on the persistent path
-find_links = settings.pip_find_links
-if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
-    upload.directory(find_links[7:], layout.uploaded_wheels, "Wheels uploaded from the controller")
-    find_links = layout.uploaded_wheels
-wheelhouse = f"{layout.wheelhouse_root}/{key}"
-venv.created(name="venv", python=d.python_path, venv_dir=layout.venv, restore_token=restore_token, **restore)
-venv.wheelhouse_filled(
-    name="Wheels in the persistent wheelhouse",
-    venv_dir=layout.venv,
-    wheelhouse=wheelhouse,
-    pip_cache=layout.pip_cache,
-    torch_index=d.torch_index,
-    index_url=settings.pip_index_url,
-    find_links=find_links,
-    cert=d.pip_cert,
-    **restore,
-)
-venv.packages_installed(name="venv packages", venv_dir=layout.venv, wheelhouse=wheelhouse, **restore)
-
-# 5. HuggingFace cache on the persistent path
-files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode="755")
-
-# 6. models, the repository and the server: restarted only when what it runs changed
-serve(settings, layout, d, reading.gpu_ids)
-
-# 7. the venv's snapshot, taken once the server has run: it then holds the bytecode that the
-#    stub's imports (torch, numpy) compiled, so a server started after a reset skips that work
-if settings.venv_snapshot:
-    venv.snapshot_saved(name="venv snapshot on the persistent path", venv_dir=layout.venv, snapshot=snapshot)
+    run_summary.refuse(state, host, reasons, "provision")
+else:
+    install(settings, layout, assessment.decisions, reading.gpu_ids)

@@ -13,10 +13,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyinfra import host, state
-from pyinfra.api.exceptions import PyinfraError
 
 from facts.gather import read_host
-from tasks import timings
+from tasks import run_summary, timings
 from tasks.serving import serve
 
 started = time.monotonic()
@@ -28,7 +27,9 @@ missing = [
     for i in assessment.problems
     if i.name in ("triton server", "python backend stub", "venv", "environment") or i.name.startswith("venv ")
 ]
+run_summary.summary(state)  # one line per host at the end: OK / BLOCKED / FAILED and why
 if assessment.blockers or missing:
     names = ", ".join(i.name for i in [*assessment.blockers, *missing])
-    raise PyinfraError(f"{host.name} is not provisioned for serving ({names}): run deploy/provision.py first")
-serve(reading.settings, reading.layout, assessment.decisions, reading.gpu_ids)
+    run_summary.refuse(state, host, f"not provisioned for serving ({names}): run deploy/provision.py first", "serve")
+else:
+    serve(reading.settings, reading.layout, assessment.decisions, reading.gpu_ids)

@@ -11,6 +11,7 @@ import pytest
 import tritonclient.grpc as tgrpc
 import tritonclient.http as thttp
 
+from tests import testbed
 from tests.e2e import artifacts
 from tests.e2e.conftest import (
     TestHost,
@@ -62,8 +63,9 @@ def test_blocker_refuses_before_any_change(host: TestHost, inv: Path) -> None:
     before = host.ssh(SNAPSHOT).stdout
     res = run_pyinfra(inv, "deploy/provision.py", "-y", "--data", "torch_variant=cu126")
     assert res.returncode != 0
-    assert "refusing to provision tb1, nothing was changed" in res.stderr
-    assert "torch_variant = cu126 but the host has no usable GPU" in res.stderr
+    out = res.stdout + res.stderr
+    assert "refusing to provision tb1, nothing was changed" in out
+    assert "torch_variant = cu126 but the host has no usable GPU" in out
     assert host.ssh(SNAPSHOT).stdout == before
 
 
@@ -161,6 +163,34 @@ def test_two_hosts_in_one_run(two_hosts: list[TestHost], served: dict, tmp_path:
         assert_serves(h)
     report = json.dumps(results)
     assert '"error": 1' not in report and '"error": 2' not in report
+
+
+def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
+    two_hosts: list[TestHost], served: dict, tmp_path: Path
+) -> None:
+    """Three hosts, one refused by the rules (a GPU variant asked on a host without a GPU): the
+    other two are provisioned and serving, the run fails, and the summary names every host."""
+    bad = TestHost(testbed.up(1, prefix="fleet")[0])
+    try:
+        inv = provision_inventory(tmp_path / "inv.py", two_hosts, served)
+        ports = {"triton_http_port": 18990, "triton_grpc_port": 18991, "triton_metrics_port": 18992}
+        row = (bad.name, {**bad.data, **served, **ports, "torch_variant": "cu126"})
+        inv.write_text(inv.read_text().rstrip().removesuffix("]") + f"    {row!r},\n]\n")
+        before = bad.ssh(SNAPSHOT).stdout
+        res = run_pyinfra(inv, "deploy/provision.py", "-y")
+        out = res.stdout + res.stderr
+        assert res.returncode != 0
+        for h in two_hosts:
+            assert_serves(h)
+        summary = out[out.index("--> Summary:") :]
+        assert "[tb1] OK" in summary and "[tb2] OK" in summary
+        assert (
+            f"[{bad.name}] BLOCKED, nothing changed: torch: torch_variant = cu126 but the host has no usable GPU"
+            in summary
+        )
+        assert bad.ssh(SNAPSHOT).stdout == before
+    finally:
+        testbed.remove(bad.name)
 
 
 def test_uploaded_wheelhouse_for_an_air_gapped_host(host: TestHost, served: dict, tmp_path: Path) -> None:

@@ -58,7 +58,9 @@ def test_debian13_without_a_standalone_python_is_refused_with_the_setting_that_f
     assert "the host has 3.13" in python["detail"] and "numpy<2" in python["detail"]
     assert "triton_python = standalone" in python["fix"] and "python_standalone_url" in python["fix"]
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
-    assert res.returncode != 0 and "refusing to provision trixie1, nothing was changed" in res.stderr
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "refusing to provision trixie1, nothing was changed" in out
+    assert "[trixie1] BLOCKED, nothing changed: python:" in out
 
 
 @pytest.fixture(scope="module")

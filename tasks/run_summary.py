@@ -1,0 +1,59 @@
+"""One line per host at the end of a run: OK, BLOCKED (the rules refused it, nothing changed) or
+FAILED (the step that failed), so that a fleet run with one bad host says which and why while the
+other hosts go on (pyinfra drops a failed host and carries on with the rest)."""
+
+from __future__ import annotations
+
+from pyinfra import logger
+from pyinfra.api.state import BaseStateCallback, State
+
+
+class RunSummary(BaseStateCallback):
+    """Collects each host's outcome; prints them all once the last host has disconnected."""
+
+    def __init__(self) -> None:
+        self.blocked: dict[str, str] = {}
+        self.failed: dict[str, str] = {}
+        self.disconnected: list[str] = []
+
+    def operation_host_error(self, state: State, host, op_hash, retry_count: int = 0, max_retries: int = 0) -> None:
+        if host.name not in self.blocked:
+            self.failed.setdefault(host.name, ", ".join(sorted(state.get_op_meta(op_hash).names)) or op_hash)
+
+    def host_disconnect(self, state: State, host) -> None:
+        self.disconnected.append(host.name)
+        if len(self.disconnected) < len(state.activated_hosts):
+            return
+        logger.info("--> Summary:")
+        for name in sorted(self.disconnected):
+            logger.info(f"    [{name}] {self.outcome(name)}")
+
+    def outcome(self, name: str) -> str:
+        if name in self.blocked:
+            return f"BLOCKED, nothing changed: {self.blocked[name]}"
+        if name in self.failed:
+            return f"FAILED at '{self.failed[name]}' (its output is above)"
+        return "OK"
+
+
+def summary(state: State) -> RunSummary:
+    """The run's RunSummary, made and registered once per run."""
+    found = next((h for h in state.callback_handlers if isinstance(h, RunSummary)), None)
+    if found is None:
+        found = RunSummary()
+        state.add_callback_handler(found)
+    return found
+
+
+def refuse(state: State, host, reasons: str, what: str) -> None:
+    """Refuse this host before any change: record why and add one step that fails it, so that
+    pyinfra drops it and the other hosts of the run go on (raising in a deploy file stops them all)."""
+    from pyinfra.operations import python
+
+    summary(state).blocked[host.name] = reasons
+
+    def refused(state, host) -> bool:
+        host.log_styled(f"refusing to {what} {host.name}, nothing was changed: {reasons}", fg="red")
+        return False
+
+    python.call(name=f"Refused to {what}: {reasons.split(':')[0]}", function=refused)
