@@ -59,6 +59,8 @@ pip_find_links = ""
 # PyPI (or a mirror of it) for everything else; "" = pip's default.
 pip_index_url = ""
 # Pinned model-side packages (numpy<2 for Triton 2.49-2.71's stub; compat/tables.py).
+# transformers stays on 4.57 (the last 4.x): 5.x needs Python >= 3.11 (its metadata, checked
+# 2026-12-01: transformers 5.23.0, huggingface-hub 2.4.0), which would drop Ubuntu 22.04's 3.10.
 numpy_version = "1.26.4"
 transformers_version = "4.57.1"
 tokenizers_version = "0.22.1"
