@@ -397,7 +397,8 @@ TRIXIE = (("debian", "13", "trixie"), "2.41", "3.4.34")
 
 def test_debian13_auto_uses_the_standalone_python_and_says_why() -> None:
     distro, glibc, glibcxx = TRIXIE
-    a = assess(host(distro, glibc=glibc, glibcxx=glibcxx, pythons=py("3.13")), load(STANDALONE))
+    pythons = fixture("python.PythonInterpreters/debian13-python313-only")  # read on a fresh Debian 13 host
+    a = assess(host(distro, glibc=glibc, glibcxx=glibcxx, pythons=pythons), load(STANDALONE))
     assert not a.blockers
     d = a.decisions
     home = "/opt/triton/python/3.12.12-abababababab"
