@@ -18,6 +18,8 @@ from facts.venv import VenvData, VenvPackages
 
 # Extras to install with a package (the verifier calls Triton over HTTP and gRPC).
 EXTRAS = {"tritonclient": "[http,grpc]"}
+# Stands in the venv while pip installs into it; left behind, it says that pip was cut off.
+INSTALL_MARKER = ".pip-install-incomplete"
 # Seconds a pip command waits for another pip on the same venv (torch alone takes minutes on a slow disk).
 PIP_LOCK_TIMEOUT_S = 900
 
@@ -239,26 +241,41 @@ def wheelhouse_filled(
 def packages_installed(
     venv_dir: str, wheelhouse: str, requirements: dict[str, str], python_minor: str = "", snapshot: str = ""
 ):
-    """The venv holds exactly these versions, installed from the wheelhouse with no index."""
+    """The venv holds exactly these versions, installed from the wheelhouse with no index.
+
+    A marker file stands in the venv while pip runs: one left behind means a pip was cut off, and
+    a package it was writing can look installed (its metadata in place) with its files half written.
+    Then every package is installed again (--force-reinstall, still from the wheelhouse).
+    """
     venv = host.get_fact(VenvPackages, venv_dir)
     if _restores(venv, python_minor, requirements, snapshot):
         host.noop(f"the venv comes from {snapshot} with {', '.join(f'{k} {v}' for k, v in requirements.items())}")
         return
+    marker = f"{venv_dir}/{INSTALL_MARKER}"
+    interrupted = bool(host.get_fact(File, path=marker))
     have = (venv or {}).get("packages", {})
     differ = {k: v for k, v in requirements.items() if have.get(k) != v}
-    if not differ:
+    if not differ and not interrupted:
         host.noop(f"venv has {', '.join(f'{k} {v}' for k, v in requirements.items())}")
         return
     yield StringCommand(
+        "touch",
+        QuoteString(marker),
+        "&&",
         *pip_locked(venv_dir),
         QuoteString(f"{venv_dir}/bin/pip"),
         "install",
         "--disable-pip-version-check",
         "--no-index",
         "--no-compile",
+        *(["--force-reinstall"] if interrupted else []),
         "--progress-bar",
         "off",
         "--find-links",
         QuoteString(wheelhouse),
         *(QuoteString(pip_requirement(k, v)) for k, v in requirements.items()),
+        "&&",
+        "rm",
+        "-f",
+        QuoteString(marker),
     )
