@@ -419,8 +419,7 @@ def _use_standalone(
     f: HostFacts, s: Settings, stubs: tuple[str, ...], numpy_lt2: bool, d: Decisions, rule: str
 ) -> list[Item]:
     """The standalone CPython of python_standalone_url: its own libpython, venv and stdlib."""
-    version = s.python_standalone_version
-    minor = ".".join(version.split(".")[:2])
+    version, minor = s.python_standalone_version, s.python_standalone_minor
     if not _python_fits(minor, stubs, numpy_lt2):
         top = t.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]
         return [

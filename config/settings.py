@@ -96,6 +96,11 @@ class Settings:
         return f"{self.triton_home.rstrip('/')}/python/{tag}"
 
     @property
+    def python_standalone_minor(self) -> str:
+        """The standalone CPython's minor version, "3.12" of "3.12.12": its stub and libpython."""
+        return ".".join(self.python_standalone_version.split(".")[:2])
+
+    @property
     def server_home(self) -> str:
         """The Triton home every program uses: the `current` link under triton_home."""
         return f"{self.triton_home.rstrip('/')}/current"

@@ -42,7 +42,7 @@ def gather(host: Host, settings: Settings) -> HostFacts:
     if triton and triton["server"]:
         libpythons = [py["libpython"] for py in pythons.values() if py["libpython"]]
         if settings.python_standalone_url:  # the server runs with the standalone's lib/ too
-            minor = ".".join(settings.python_standalone_version.split(".")[:2])
+            minor = settings.python_standalone_minor
             libpythons.append(f"{settings.python_standalone_home}/lib/libpython{minor}.so.1.0")
         lib_path = layout.library_path(libpythons, cache)
         missing = {
