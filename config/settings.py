@@ -120,6 +120,23 @@ def _abs_path(value: str) -> str | None:
     return None
 
 
+# Characters bash splits on or expands. Triton's python backend starts each model's stub through
+# `bash -c` with the backend and model paths unquoted (seen: a triton_home "/opt/tri ton" gave
+# "bash: line 1: /opt/tri: No such file or directory" and no model loaded), so triton_home holds none.
+_SHELL_SPECIAL = frozenset(" \t'\"\\`$;&|<>()*?[]!#~{}")
+
+
+def _install_path(value: str) -> str | None:
+    bad = sorted({ch for ch in value if ch in _SHELL_SPECIAL})
+    if bad:
+        shown = " ".join("space" if ch == " " else repr(ch) for ch in bad)
+        return (
+            f"must not hold {shown}: Triton's python backend starts each model's stub through `bash -c` "
+            "with this path unquoted; choose a path of letters, digits and - _ . / % + , : @ ="
+        )
+    return _abs_path(value)
+
+
 def _version(value: str) -> str | None:
     return None if _VERSION.match(value) else "must be an exact version X.Y.Z, such as 2.8.0"
 
@@ -177,7 +194,7 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_tarball_url": _optional(_url),
     "triton_tarball_sha256": _optional(_sha256),
     "triton_tarball_strip_components": _strip,
-    "triton_home": _abs_path,
+    "triton_home": _install_path,
     "venv_dir": _abs_path,
     "persist_dir": _abs_path,
     "triton_python": lambda v: (

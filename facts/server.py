@@ -10,35 +10,56 @@ from facts._shell import script_command
 
 
 class ServerStateData(TypedDict):
-    pid: int | None  # from the pid file, only while that process is a tritonserver
+    pid: int | None  # the unit's main pid, else the pid file's; only while that process is a tritonserver
     config_hash: str | None  # what the running server was started with
     ready: bool  # GET /v2/health/ready answered 200
     stale: list[int]  # other tritonserver processes serving our model repository (lost pid file)
+    unit_sha256: str | None  # sha256 of tritonserver.service where systemd runs the host and it exists
+    unit_enabled: bool  # `systemctl is-enabled`: started again at boot
+    unit_active: bool  # the unit is active (running or starting again after a failure)
+
+
+UNIT_PATH = "/etc/systemd/system/tritonserver.service"
 
 
 class ServerState(FactBase[ServerStateData]):
     """The server started from run_dir: alive (by pid file and /proc cmdline), its config hash, ready."""
 
     def command(self, run_dir: str, http_host: str, http_port: int, models_dir: str) -> StringCommand:
+        # On a systemd host the unit's MainPID is the server (systemd may have restarted it since
+        # the pid file was written); the pid file's process, if another live one, is then stale.
         return script_command(
-            'r="$1"; pid=$(cat "$r/tritonserver.pid" 2>/dev/null);'
-            ' if [ -n "$pid" ] && tr "\\0" " " < "/proc/$pid/cmdline" 2>/dev/null | grep -q tritonserver'
-            ' && ! grep -q "^State:.*Z" "/proc/$pid/status" 2>/dev/null; then echo "PID=$pid"; fi;'
-            ' [ -f "$r/config.hash" ] && echo "HASH=$(cat "$r/config.hash")";'
-            " python3 -c \"import urllib.request as u,sys; u.urlopen(sys.argv[1], timeout=2); print('READY')\""
-            ' "http://$2:$3/v2/health/ready" 2>/dev/null;'
-            ' for p in /proc/[0-9]*; do c=$(tr "\\0" " " < "$p/cmdline" 2>/dev/null) || continue;'
-            ' case "$c" in *tritonserver*"--model-repository $4 "*) [ "${p#/proc/}" = "$pid" ] ||'
-            ' echo "STALE=${p#/proc/}";; esac; done; true',
+            'r="$1"; unit="$5"\n'
+            'alive() { [ -n "$1" ] && [ "$1" != 0 ] && tr "\\0" " " < "/proc/$1/cmdline" 2>/dev/null'
+            ' | grep -q tritonserver && ! grep -q "^State:.*Z" "/proc/$1/status" 2>/dev/null; }\n'
+            'pid=$(cat "$r/tritonserver.pid" 2>/dev/null); upid=""\n'
+            'if [ -d /run/systemd/system ] && [ -f "$unit" ]; then\n'
+            '  echo "UNITSHA=$(sha256sum < "$unit" | cut -d" " -f1)"\n'
+            '  [ "$(systemctl is-enabled tritonserver.service 2>/dev/null)" = enabled ] && echo UNIT_ENABLED\n'
+            "  systemctl is-active --quiet tritonserver.service && echo UNIT_ACTIVE\n"
+            "  upid=$(systemctl show -p MainPID --value tritonserver.service 2>/dev/null)\n"
+            "fi\n"
+            'if alive "$upid"; then echo "PID=$upid"; alive "$pid" && [ "$pid" != "$upid" ] && echo "STALE=$pid"\n'
+            'elif alive "$pid"; then echo "PID=$pid"; else upid=""; pid=""; fi\n'
+            '[ -f "$r/config.hash" ] && echo "HASH=$(cat "$r/config.hash")"\n'
+            "python3 -c \"import urllib.request as u,sys; u.urlopen(sys.argv[1], timeout=2); print('READY')\""
+            ' "http://$2:$3/v2/health/ready" 2>/dev/null\n'
+            'for p in /proc/[0-9]*; do c=$(tr "\\0" " " < "$p/cmdline" 2>/dev/null) || continue\n'
+            '  case "$c" in *tritonserver*"--model-repository $4 "*)'
+            ' case " $pid $upid " in *" ${p#/proc/} "*) ;; *) echo "STALE=${p#/proc/}";; esac;; esac\n'
+            "done; true",
             run_dir,
             http_host,
             str(http_port),
             models_dir,
+            UNIT_PATH,
         )
 
     @staticmethod
     def default() -> ServerStateData:
-        return ServerStateData(pid=None, config_hash=None, ready=False, stale=[])
+        return ServerStateData(
+            pid=None, config_hash=None, ready=False, stale=[], unit_sha256=None, unit_enabled=False, unit_active=False
+        )
 
     def process(self, output: list[str]) -> ServerStateData:
         data = self.default()
@@ -49,8 +70,14 @@ class ServerState(FactBase[ServerStateData]):
                 data["config_hash"] = line[5:] or None
             elif line == "READY":
                 data["ready"] = True
-            elif line.startswith("STALE=") and line[6:].isdigit():
+            elif line.startswith("STALE=") and line[6:].isdigit() and int(line[6:]) not in data["stale"]:
                 data["stale"].append(int(line[6:]))
+            elif line.startswith("UNITSHA="):
+                data["unit_sha256"] = line[8:] or None
+            elif line == "UNIT_ENABLED":
+                data["unit_enabled"] = True
+            elif line == "UNIT_ACTIVE":
+                data["unit_active"] = True
         if data["pid"] is None:
             data["ready"] = False
         return data

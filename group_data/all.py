@@ -20,6 +20,7 @@ triton_tarball_strip_components = 0
 
 # --- Places on the host -------------------------------------------------------------------
 # Install root on local disk: versions/<version>-<sha>/ and the `current` link to one of them.
+# No spaces or shell characters: the python backend starts its stub via `bash -c`, unquoted.
 triton_home = "/opt/triton"
 # The venv the python backend runs models in; on local disk, never on a slow network drive.
 venv_dir = "/opt/triton/venv"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import shlex
+import re
 
 from pyinfra import host
 from pyinfra.api import FunctionCommand, OperationError, QuoteString, StringCommand, operation
@@ -11,7 +11,7 @@ from pyinfra.facts.files import FileContents
 
 from config.settings import Settings
 from facts.ports import ListeningPorts
-from facts.server import ServerState
+from facts.server import UNIT_PATH, ServerState
 from facts.system import InitSystem
 from tasks._script import python_script
 from tasks.layout import Layout
@@ -87,30 +87,53 @@ _STOP = _STOP_PID + (
 )
 
 
-UNIT = "/etc/systemd/system/tritonserver.service"
+UNIT = UNIT_PATH
+_SYSTEMD_PLAIN = re.compile(r"[A-Za-z0-9_./:=,+@%-]+")  # after % was doubled
+
+
+def systemd_word(value: str) -> str:
+    """One argument of an Exec= line, as systemd reads it back: `%` and `$` doubled (systemd expands
+    specifiers and variables there), quoted C-style when it holds anything but plain characters.
+    shlex.quote is not this: systemd knows no '\\'' trick and would expand a `%h` inside '...'."""
+    if any(ord(ch) < 32 for ch in value):
+        raise ValueError(f"a control character cannot stand in a systemd unit: {value!r}")
+    doubled = value.replace("%", "%%").replace("$", "$$")
+    if _SYSTEMD_PLAIN.fullmatch(doubled):
+        return doubled
+    return '"' + doubled.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def systemd_path(value: str) -> str:
+    """A path that ends a unit setting (StandardOutput=append:PATH): specifiers doubled, nothing quoted."""
+    if any(ord(ch) < 32 for ch in value):
+        raise ValueError(f"a control character cannot stand in a systemd unit: {value!r}")
+    return value.replace("%", "%%")
 
 
 def systemd_unit(s: Settings, layout: Layout) -> str:
     """The unit used where systemd is PID 1: the launcher's environment, the same arguments and log,
     restarted on failure at most 3 times a minute (no restart loop)."""
-    args = " ".join(shlex.quote(a) for a in server_args(s, layout))
-    log = f"{layout.run}/tritonserver.log"
+    command = " ".join(systemd_word(a) for a in [layout.launcher, "tritonserver", *server_args(s, layout)])
+    log = systemd_path(f"{layout.run}/tritonserver.log")
     return (
         "# Written by triton-provisioner.\n[Unit]\nDescription=NVIDIA Triton Inference Server\n"
         "After=network-online.target\nStartLimitIntervalSec=60\nStartLimitBurst=3\n\n"
-        f"[Service]\nExecStart={layout.launcher} tritonserver {args}\nRestart=on-failure\nRestartSec=5\n"
+        f"[Service]\nExecStart={command}\nRestart=on-failure\nRestartSec=5\n"
         f"StandardOutput=append:{log}\nStandardError=append:{log}\nStandardInput=null\n\n"
         "[Install]\nWantedBy=multi-user.target\n"
     )
 
 
-# $1 unit path, $2 unit text, $3 run dir, $4 config hash: install, (re)start, record the pid and hash.
-_START_SYSTEMD = (
-    'set -e; mkdir -p "$3"; printf "%s" "$2" > "$1.new"; mv "$1.new" "$1"; rm -f "$3/proof.txt"\n'
+# $1 unit path, $2 unit text, $3 run dir, $4 config hash, $5 stale pids: stop our detached servers,
+# install the unit, enable it (started at boot), (re)start it, record the pid and hash.
+_START_SYSTEMD = _STOP_PID + (
+    'set -e; mkdir -p "$3"; for p in $5; do stop_pid "$p"; done\n'
+    'printf "%s" "$2" > "$1.new"; mv "$1.new" "$1"; rm -f "$3/proof.txt" "$3/config.hash"\n'
     'echo "--- start $(date -u +%FT%TZ)" >> "$3/tritonserver.log"\n'
     "systemctl daemon-reload; systemctl enable --quiet tritonserver.service\n"
     "systemctl restart tritonserver.service\n"
     'systemctl show -p MainPID --value tritonserver.service > "$3/tritonserver.pid"; echo "$4" > "$3/config.hash"\n'
+    'echo "started Triton (tritonserver.service) pid $(cat "$3/tritonserver.pid")" >&2\n'
 )
 
 
@@ -145,23 +168,30 @@ def running(
     """
     http_host = s.http_connect_host
     state = host.get_fact(ServerState, layout.run, http_host, s.triton_http_port, layout.models)
-    if state["pid"] and state["config_hash"] == wanted_hash and state["ready"]:
+    systemd = host.get_fact(InitSystem)["systemd"]
+    unit = systemd_unit(s, layout) if systemd else ""
+    unit_current = not systemd or state["unit_sha256"] == hashlib.sha256(unit.encode()).hexdigest()
+    if state["pid"] and state["config_hash"] == wanted_hash and state["ready"] and unit_current:
+        if systemd and not state["unit_enabled"]:
+            yield "systemctl enable --quiet tritonserver.service"  # serving as wanted: no restart
+            return
         host.noop(f"Triton pid {state['pid']} is ready with this configuration")
         return
     held = _port_holders(s, {p for p in [state["pid"], *state["stale"]] if p})
     if held:
         raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
     stale = " ".join(str(p) for p in state["stale"])
-    if host.get_fact(InitSystem)["systemd"]:
+    if systemd:
         yield StringCommand(
             "sh",
             "-c",
             QuoteString(_START_SYSTEMD),
             "_",
             QuoteString(UNIT),
-            QuoteString(systemd_unit(s, layout)),
+            QuoteString(unit),
             QuoteString(layout.run),
             QuoteString(wanted_hash),
+            QuoteString(stale),
         )
     else:
         yield StringCommand(
@@ -203,14 +233,16 @@ def _show_proof(state, host, path: str) -> bool:
 
 @operation()
 def stopped(s: Settings, layout: Layout):
-    """No server of ours runs: TERM (KILL after 30 s) to the recorded pid and to any serving our repository."""
+    """No server of ours runs, and none comes back at boot: the unit stopped **and disabled** where
+    systemd runs the host; TERM (KILL after 30 s) to the recorded pid and to any serving our repository."""
     http_host = s.http_connect_host
     state = host.get_fact(ServerState, layout.run, http_host, s.triton_http_port, layout.models)
-    if not state["pid"] and not state["stale"]:
+    unit_on = state["unit_enabled"] or state["unit_active"]
+    if not state["pid"] and not state["stale"] and not unit_on:
         host.noop("no Triton server of ours is running")
         return
-    if host.get_fact(InitSystem)["systemd"]:
-        yield "systemctl stop tritonserver.service"
+    if unit_on:
+        yield "systemctl disable --now --quiet tritonserver.service"
     yield StringCommand(
         "sh",
         "-c",

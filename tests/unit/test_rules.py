@@ -267,6 +267,8 @@ def test_installed_triton_with_numpy2_in_venv_is_flagged() -> None:
         ({"torch_version": "2.8"}, "torch_version"),
         ({"triton_tarball_url": "ftp://x"}, "http(s)"),
         ({"triton_home": "opt/triton"}, "absolute"),
+        ({"triton_home": "/opt/tri ton"}, "must not hold space: Triton's python backend starts"),
+        ({"triton_home": "/opt/$HOME"}, "must not hold '$'"),
         ({"triton_source": "docker"}, "pytriton, tarball"),
         ({"triton_source": "tarball"}, "needs triton_tarball_url"),
         ({"triton_grpc_port": 8000}, "must differ"),

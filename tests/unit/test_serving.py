@@ -194,6 +194,29 @@ def test_systemd_unit_runs_the_same_server_through_the_launcher() -> None:
     assert "StandardOutput=append:/opt/triton/run/tritonserver.log" in unit
 
 
+@pytest.mark.parametrize(
+    ("arg", "word"),
+    [
+        ("/opt/triton/bin/triton-env", "/opt/triton/bin/triton-env"),
+        ("/opt/tri%ton/models", "/opt/tri%%ton/models"),  # %t would be systemd's runtime directory
+        ("/opt/my models", '"/opt/my models"'),
+        ("a$HOME", '"a$$HOME"'),  # systemd expands $HOME in Exec= lines
+        ('say "hi"\\', '"say \\"hi\\"\\\\"'),
+    ],
+)
+def test_systemd_words_are_quoted_as_systemd_reads_them(arg: str, word: str) -> None:
+    assert server.systemd_word(arg) == word
+
+
+def test_systemd_unit_doubles_percent_signs_in_the_log_path_and_refuses_control_characters() -> None:
+    s = settings(triton_home="/srv/t%i")
+    unit = server.systemd_unit(s, Layout(s))
+    assert "StandardOutput=append:/srv/t%%i/run/tritonserver.log" in unit
+    assert "ExecStart=/srv/t%%i/bin/triton-env tritonserver --model-repository /srv/t%%i/models" in unit
+    with pytest.raises(ValueError, match="control character"):
+        server.systemd_word("a\nb")
+
+
 def test_upload_find_links_needs_a_controller_directory(tmp_path: Path) -> None:
     assert load({"pip_find_links": f"upload:{tmp_path}"}).pip_find_links == f"upload:{tmp_path}"
     with pytest.raises(SettingsError, match="existing directory on the controller"):
