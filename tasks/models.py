@@ -4,18 +4,16 @@ uploaded (path:) or downloaded into HF_HOME (hub:) on the persistent path."""
 from __future__ import annotations
 
 import json
-from io import StringIO
 from pathlib import Path
 
 from jinja2 import Environment, StrictUndefined
 from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, deploy, operation
 from pyinfra.facts.files import FindDirectories
-from pyinfra.operations import files
 
 from config.models import ModelSpec
 from facts.hub import HubSnapshot
-from tasks import small_files, upload
+from tasks import secret_file, small_files, upload
 from tasks.layout import Layout
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "models"
@@ -99,7 +97,7 @@ def hub_snapshot(launcher: str, repo: str, revision: str):
 def sources(specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str) -> None:
     """path: models uploaded (changed files only); hub: models fetched into HF_HOME; the token 0600."""
     if hf_token:
-        files.put(name="HuggingFace token (0600)", src=StringIO(hf_token), dest=f"{layout.hf_home}/token", mode="600")
+        secret_file.written(name="HuggingFace token (0600)", dest=f"{layout.hf_home}/token", secret=hf_token)
     for spec in specs:
         if spec.kind == "path":
             upload.directory(spec.ref, f"{layout.model_sources}/{spec.name}", f"Model {spec.name}")
