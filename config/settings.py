@@ -81,6 +81,9 @@ class Settings:
     venv_snapshot: bool
     audit_report_path: str
     step_timings_path: str
+    http_proxy: str = ""
+    https_proxy: str = ""
+    no_proxy: str = ""
     models: tuple[ModelSpec, ...] = ()
     hf_token: str = field(default="", repr=False)  # a secret: never printed, written 0600
 
@@ -88,6 +91,19 @@ class Settings:
     def http_connect_host(self) -> str:
         """Where a client on the host reaches the HTTP endpoint: loopback when bound to every address."""
         return "127.0.0.1" if self.triton_http_address in ("0.0.0.0", "::") else self.triton_http_address
+
+    @property
+    def proxy_env(self) -> dict[str, str]:
+        """The proxy variables every download runs with, in both spellings (curl and apt read the
+        lower-case ones, some tools only the upper-case); passed as pyinfra's _env, which exports
+        them inside sudo's shell."""
+        env = {}
+        for name in ("http_proxy", "https_proxy", "no_proxy"):
+            value = getattr(self, name)
+            if value:
+                env[name] = value
+                env[name.upper()] = value
+        return env
 
     @property
     def python_standalone_home(self) -> str:
@@ -158,6 +174,17 @@ def _url(value: str) -> str | None:
     return "must be an http(s):// or file:/// URL"
 
 
+def _proxy(value: str) -> str | None:
+    u = urlparse(value)
+    if u.scheme in ("http", "https") and u.hostname and not any(ch.isspace() for ch in value):
+        try:
+            u.port  # noqa: B018 - raises on a port that is not a number
+        except ValueError:
+            return "has a port that is not a number"
+        return None
+    return "must be a proxy URL: http://HOST:PORT (or http://USER:PASSWORD@HOST:PORT)"
+
+
 def _find_links(value: str) -> str | None:
     if value.startswith("upload:"):
         return None if Path(value[7:]).is_dir() else "upload: needs an existing directory on the controller"
@@ -222,6 +249,13 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "venv_snapshot": lambda v: None,
     "audit_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
     "step_timings_path": lambda v: None if "\0" not in v else "must be a file name (or empty)",
+    "http_proxy": _optional(lambda v: _proxy(v)),
+    "https_proxy": _optional(lambda v: _proxy(v)),
+    "no_proxy": lambda v: (
+        None
+        if re.fullmatch(r"[A-Za-z0-9.*:/\[\]_-]*(,[A-Za-z0-9.*:/\[\]_-]+)*", v)
+        else "must be host names or addresses separated by commas, no spaces: localhost,.corp,10.0.0.5"
+    ),
     "hf_token": lambda v: None if "\n" not in v and " " not in v else "must be one token, no spaces or newlines",
 }
 

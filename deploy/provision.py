@@ -59,12 +59,15 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
     )
 
     # 1. apt runtime libraries the build and the stub need on this distro (cached on the persistent path)
-    apt_runtime.runtime_packages(name="apt runtime libraries", packages=d.apt_packages, cache_dir=layout.apt_cache)
+    net = settings.proxy_env  # exported inside sudo's shell for every step that downloads
+    apt_runtime.runtime_packages(
+        name="apt runtime libraries", packages=d.apt_packages, cache_dir=layout.apt_cache, _env=net
+    )
 
     # 2. Triton from a checksummed artifact, cached on the persistent path, switched in when complete
     url, sha256, version, archive, strip = triton_install.artifact(settings, layout)
     artifact.downloaded(
-        name="Triton artifact in the cache", url=url, sha256=sha256, dest=archive, python=d.script_python
+        name="Triton artifact in the cache", url=url, sha256=sha256, dest=archive, python=d.script_python, _env=net
     )
     triton_install.installed(
         name="Triton server installed",
@@ -88,6 +91,7 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
             sha256=settings.python_standalone_sha256,
             dest=layout.python_standalone_archive,
             python=d.script_python,
+            _env=net,
         )
         python_standalone.unpacked(
             name="Standalone Python unpacked",
@@ -116,6 +120,7 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
         index_url=settings.pip_index_url,
         find_links=find_links,
         cert=d.pip_cert,
+        _env=net,
         **restore,
     )
     venv.packages_installed(name="venv packages", venv_dir=layout.venv, wheelhouse=wheelhouse, **restore)

@@ -80,6 +80,15 @@ triton_http_port = 8000
 triton_grpc_port = 8001
 triton_metrics_port = 8002
 
+# --- Network ----------------------------------------------------------------------------
+# Proxies for every download on the host: the Triton artifact, the standalone Python, apt,
+# pip and the model hub. Set here, not in the host's environment: sudo and the non-login
+# shells pyinfra runs drop that. "" = connect directly. Example: "http://proxy.corp:3128".
+http_proxy = ""
+https_proxy = ""
+# Hosts reached directly, comma-separated, as curl and pip read it: "localhost,.corp,10.0.0.5".
+no_proxy = ""
+
 # --- Audit ---------------------------------------------------------------------------------
 # Where deploy/audit.py writes its JSON report (on the controller).
 audit_report_path = "audit-report.json"

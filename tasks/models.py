@@ -94,7 +94,7 @@ def hub_snapshot(launcher: str, repo: str, revision: str):
 
 
 @deploy("Model sources")
-def sources(specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str) -> None:
+def sources(specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str, net: dict[str, str]) -> None:
     """path: models uploaded (changed files only); hub: models fetched into HF_HOME; the token 0600."""
     if hf_token:
         secret_file.written(name="HuggingFace token (0600)", dest=f"{layout.hf_home}/token", secret=hf_token)
@@ -107,6 +107,7 @@ def sources(specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str) -> None
                 launcher=layout.launcher,
                 repo=spec.repo,
                 revision=spec.revision,
+                _env=net,
             )
 
 

@@ -12,7 +12,7 @@ from tasks.triton_install import installed_dir
 
 def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> None:
     """Add the serving operations for one host."""
-    models.sources(settings.models, layout, settings.hf_token)
+    models.sources(settings.models, layout, settings.hf_token, settings.proxy_env)
     repo_files = models.repository_files(settings.models, layout, gpu_ids)
     models.repository(layout, repo_files)
     wanted = server.config_hash(

@@ -53,9 +53,22 @@ class _Handler(SimpleHTTPRequestHandler):
     def log_message(self, format, *args):
         pass
 
+    def _refused(self) -> bool:
+        """A peer the mirror does not admit gets 403 (a mirror reachable only through a proxy)."""
+        if self.mirror.allow is None or self.client_address[0] in self.mirror.allow:
+            return False
+        self.send_error(403, f"{self.client_address[0]} may not use this mirror")
+        return True
+
+    def do_HEAD(self):
+        if not self._refused():
+            super().do_HEAD()
+
     def do_GET(self):
         """/_cut/N/PATH sends PATH's headers (its full Content-Length) and N bytes, then drops the
         connection: a download cut mid-transfer. Every other path is served as a file."""
+        if self._refused():
+            return None
         if not self.path.startswith("/_cut/"):
             return super().do_GET()
         _, _, after, rest = self.path.split("/", 3)
@@ -74,7 +87,8 @@ class _Handler(SimpleHTTPRequestHandler):
 class Mirror:
     """An HTTP file server on 127.0.0.1 over one directory, with an access log."""
 
-    def __init__(self, root: Path, port: int = 0, host: str = "127.0.0.1"):
+    def __init__(self, root: Path, port: int = 0, host: str = "127.0.0.1", allow: tuple[str, ...] | None = None):
+        self.allow = allow  # peer addresses admitted; None: every peer
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.log_path = self.root.parent / f"{self.root.name}-access.log"

@@ -33,9 +33,9 @@ def provision(inv: Path, *args: str) -> tuple[str, dict]:
     return out, op_results(out)
 
 
-def assert_serves(host: TestHost) -> None:
+def assert_serves(host: TestHost, ports: dict | None = None) -> None:
     """Real inference over HTTP and gRPC from this machine: lengths (torch) and upper-case strings."""
-    ports = triton_ports(host_index(host.name))
+    ports = ports or triton_ports(host_index(host.name))
     data = np.array([[t] for t in TEXTS], dtype=np.object_)
     http = thttp.InferenceServerClient(f"127.0.0.1:{ports['triton_http_port']}")
     assert http.is_server_ready() and http.get_server_metadata()["version"] == "2.51.0"

@@ -269,6 +269,9 @@ def test_installed_triton_with_numpy2_in_venv_is_flagged() -> None:
         ({"triton_home": "opt/triton"}, "absolute"),
         ({"triton_home": "/opt/tri ton"}, "must not hold space: Triton's python backend starts"),
         ({"triton_home": "/opt/$HOME"}, "must not hold '$'"),
+        ({"http_proxy": "proxy.corp:3128"}, "must be a proxy URL"),
+        ({"https_proxy": "http://proxy:port"}, "port that is not a number"),
+        ({"no_proxy": "localhost, .corp"}, "separated by commas, no spaces"),
         ({"triton_source": "docker"}, "pytriton, tarball"),
         ({"triton_source": "tarball"}, "needs triton_tarball_url"),
         ({"triton_grpc_port": 8000}, "must differ"),
@@ -282,6 +285,17 @@ def test_bad_settings_are_refused_with_the_key_and_fix(data, needle) -> None:
     with pytest.raises(SettingsError) as err:
         load(data, "h1")
     assert needle in str(err.value) and "nothing was changed" in str(err.value)
+
+
+def test_proxy_settings_become_both_spellings_of_the_proxy_variables() -> None:
+    s = load({"http_proxy": "http://10.0.0.1:3128", "no_proxy": "localhost,.corp"})
+    assert s.proxy_env == {
+        "http_proxy": "http://10.0.0.1:3128",
+        "HTTP_PROXY": "http://10.0.0.1:3128",
+        "no_proxy": "localhost,.corp",
+        "NO_PROXY": "localhost,.corp",
+    }
+    assert load({}).proxy_env == {}
 
 
 def test_cli_strings_for_ints_are_accepted() -> None:

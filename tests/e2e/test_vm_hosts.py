@@ -1,0 +1,241 @@
+"""A VM as users have one: systemd as PID 1, reached as a user with passwordless sudo, downloads
+only through an HTTP proxy. The server's life under systemd: enabled, restarted by systemd after a
+crash, stopped and disabled, back after a reboot; the HuggingFace token never readable by others."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tasks import server
+from tests import testbed
+from tests.e2e import artifacts
+from tests.e2e.conftest import TestHost, op_results, provision_inventory, run_pyinfra
+from tests.e2e.test_provision import assert_serves, changed
+from tests.mirror import Mirror
+from tests.proxy import SOURCE_FOR_LOOPBACK, Proxy
+
+# The VM runs beside tb1/tb2 and the trixie host on this machine's loopback: ports of its own.
+PORTS = {"triton_http_port": 18950, "triton_grpc_port": 18951, "triton_metrics_port": 18952}
+# An install root with a `%` (a systemd specifier) that the unit must carry through.
+HOME = "/opt/tri%ton"
+TOKEN = "hf_e2e" + secrets.token_hex(12)
+CANARY = "canary" + secrets.token_hex(12)
+
+# Run as `nobody` while the provision runs: reads every file it can under the places an upload or a
+# copy passes through, again and again, and names any that holds the token (or the canary that the
+# test plants world-readable in /tmp, proving the watcher sees such files). Stops when $3 exists.
+WATCHER = r"""
+import os, sys
+token, canary, stop = sys.argv[1].encode(), sys.argv[2].encode(), sys.argv[3]
+roots = ["/tmp", "/var/tmp", "/home", "/dev/shm", "/persist", "/run/user"]
+seen, scans = set(), 0
+while not os.path.exists(stop):
+    scans += 1
+    for root in roots:
+        for d, dirs, files in os.walk(root):
+            for f in files:
+                p = os.path.join(d, f)
+                try:
+                    with open(p, "rb") as fh:
+                        data = fh.read(1 << 20)
+                except OSError:
+                    continue
+                for label, needle in (("TOKEN", token), ("CANARY", canary)):
+                    if needle in data and (label, p) not in seen:
+                        seen.add((label, p))
+                        print(label, p, flush=True)
+print("SCANS", scans, flush=True)
+"""
+
+
+def ssh_ok(vm: TestHost, command: str) -> str:
+    res = vm.ssh(command, check=False)
+    assert res.returncode == 0, f"{command}: {res.stdout}{res.stderr}"
+    return res.stdout.strip()
+
+
+def wait_for(what: str, check, timeout: float = 120) -> None:
+    """Poll check() until it is true; fail naming what did not happen in time."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not within {timeout:.0f}s")
+        time.sleep(0.2)
+
+
+def ready(vm: TestHost) -> bool:
+    port = PORTS["triton_http_port"]
+    probe = f"import urllib.request as u; u.urlopen('http://127.0.0.1:{port}/v2/health/ready', timeout=2)"
+    return vm.ssh(f'python3 -c "{probe}"', check=False).returncode == 0
+
+
+def unit_state(vm: TestHost) -> tuple[str, str, str]:
+    """(is-active, is-enabled, MainPID) of tritonserver.service."""
+    out = vm.ssh(
+        "systemctl is-active tritonserver.service; systemctl is-enabled tritonserver.service;"
+        " systemctl show -p MainPID --value tritonserver.service",
+        check=False,
+    ).stdout.split()
+    return out[0], out[1], out[2]
+
+
+@pytest.fixture(scope="module")
+def vm() -> Iterator[TestHost]:
+    """A systemd host reached as `ops` with passwordless sudo; removed at the module's end."""
+    made = testbed.up(1, prefix="vm", init="systemd", user="ops")
+    try:
+        yield TestHost(made[0])
+    finally:
+        testbed.remove(made[0].name)
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Mirror, Proxy]]:
+    """A mirror that admits only the proxy's loopback source address, and the proxy."""
+    root = tmp_path_factory.mktemp("proxied-mirror") / "files"
+    with Mirror(root, allow=(SOURCE_FOR_LOOPBACK,)) as mirror, Proxy() as proxy:
+        yield mirror, proxy
+
+
+@pytest.fixture(scope="module")
+def vm_inv(vm: TestHost, net: tuple[Mirror, Proxy], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    mirror, proxy = net
+    tmp = tmp_path_factory.mktemp("vm")
+    settings = {
+        **artifacts.mirror_settings(mirror),
+        "http_proxy": proxy.url,
+        "https_proxy": proxy.url,
+        "no_proxy": "metadata.internal",
+        "triton_home": HOME,
+        "venv_dir": f"{HOME}/venv",
+        "hf_token": TOKEN,
+    }
+    return provision_inventory(tmp / "inv.py", [vm], settings, audit_report_path=str(tmp / "audit.json"), **PORTS)
+
+
+@pytest.fixture(scope="module")
+def first_run(vm: TestHost, vm_inv: Path, net: tuple[Mirror, Proxy]) -> dict:
+    """The first provision (-vvv), with the token watcher running as `nobody` throughout."""
+    ssh_ok(vm, f"printf %s {CANARY} > /tmp/canary.txt; chmod 644 /tmp/canary.txt; rm -f /run/watch-stop")
+    watcher = WATCHER.replace("'", "'\\''")
+    ssh_ok(
+        vm,
+        f"nohup runuser -u nobody -- python3 -c '{watcher}' {TOKEN} {CANARY} /run/watch-stop"
+        " > /root/watch.out 2>&1 < /dev/null &",
+    )
+    wait_for("the watcher found the canary", lambda: "CANARY" in vm.ssh("cat /root/watch.out").stdout, 30)
+    res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", "-vvv")
+    ssh_ok(vm, "touch /run/watch-stop")
+    wait_for("the watcher finished", lambda: "SCANS" in vm.ssh("cat /root/watch.out").stdout, 60)
+    return {"res": res, "out": res.stdout + res.stderr, "watch": vm.ssh("cat /root/watch.out").stdout}
+
+
+def test_systemd_reads_back_each_word_as_the_unit_writer_meant(vm: TestHost) -> None:
+    """systemd_word/systemd_path against systemd itself: words with spaces, %, $, quotes and a backslash
+    reach the program unchanged, and the output goes to a path holding a space and a %."""
+    words = ["a b", "50%", "%h", "$HOME", "${USER}", 'say "hi"', "back\\slash", "plain"]
+    out_path = "/tmp/sd out%/words"
+    argv = ["/bin/sh", "-c", 'for a; do printf "[%s]\\n" "$a"; done', "_", *words]
+    unit = (
+        "[Service]\nType=oneshot\n"
+        f"ExecStart={' '.join(server.systemd_word(a) for a in argv)}\n"
+        f"StandardOutput=append:{server.systemd_path(out_path)}\n"
+    )
+    vm.ssh("mkdir -p '/tmp/sd out%' && rm -f '/tmp/sd out%/words'")
+    (vm.host.root / "etc/systemd/system/words.service").write_text(unit)
+    ssh_ok(vm, "systemctl daemon-reload && systemctl start words.service")
+    got = vm.ssh("cat '/tmp/sd out%/words'").stdout.splitlines()
+    assert got == [f"[{w}]" for w in words], unit
+
+
+def test_provisioned_through_the_proxy_as_a_sudo_user_with_a_systemd_unit(
+    vm: TestHost, first_run: dict, net: tuple[Mirror, Proxy]
+) -> None:
+    out = first_run["out"]
+    assert first_run["res"].returncode == 0, out[-8000:]
+    assert "[vm1] OK" in out
+    assert unit_state(vm)[:2] == ("active", "enabled")
+    unit = vm.ssh("cat /etc/systemd/system/tritonserver.service").stdout
+    assert "--model-repository /opt/tri%%ton/models" in unit
+    # The server runs from the path with the %, as root's unit runs it (not as the login user).
+    pid = unit_state(vm)[2]
+    assert vm.ssh(f"tr '\\0' ' ' < /proc/{pid}/cmdline").stdout.startswith(
+        "tritonserver --model-repository /opt/tri%ton/models"
+    )
+    assert_serves(vm, PORTS)
+    # Every download went through the proxy: the artifact and torch from the mirror, apt, PyPI.
+    mirror, proxy = net
+    targets = [t for _, t, status in proxy.log if status == 200]
+    assert any(t.startswith(mirror.url + "/pytriton/") for t in targets), proxy.log
+    assert any(t.startswith(mirror.url + "/wheels/") for t in targets), proxy.log
+    assert any(re.match(r"http://deb\.debian\.org/.*\.deb$", t) for t in targets), proxy.log
+    assert any(t in ("pypi.org:443", "files.pythonhosted.org:443") for t in targets), proxy.log
+    # ... and nothing reached the mirror directly (it refuses any other peer).
+    assert all(status != 403 for *_, status in mirror.requests()), mirror.requests()
+    probe = f"import urllib.request as u; u.urlopen('{mirror.url}/pytriton/', timeout=5)"
+    direct = vm.ssh(f'python3 -c "{probe}"', check=False)
+    assert direct.returncode != 0 and "403" in direct.stderr
+
+
+def test_the_token_was_never_readable_by_another_user(vm: TestHost, first_run: dict) -> None:
+    watch = first_run["watch"]
+    scans = int(re.search(r"SCANS (\d+)", watch).group(1))
+    assert scans >= 3 and "CANARY /tmp/canary.txt" in watch, watch  # it looked, and sees readable files
+    assert "TOKEN" not in watch, watch
+    assert ssh_ok(vm, "stat -c '%a %U %G' /persist/huggingface/token") == "600 root root"
+    assert ssh_ok(vm, "cat /persist/huggingface/token") == TOKEN
+    assert TOKEN not in first_run["out"]  # -vvv: every command and its output
+    leftovers = vm.ssh(f"grep -rl {TOKEN} /tmp /var/tmp /home /root 2>/dev/null", check=False).stdout
+    assert leftovers == ""
+
+
+def test_second_run_changes_nothing(vm_inv: Path, first_run: dict) -> None:
+    res = run_pyinfra(vm_inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-6000:]
+    assert changed(op_results(out)) == {}
+
+
+def test_a_killed_server_is_started_again_by_systemd_and_provision_changes_nothing(
+    vm: TestHost, vm_inv: Path, first_run: dict
+) -> None:
+    before = unit_state(vm)[2]
+    ssh_ok(vm, f"kill -KILL {before}")
+    wait_for("systemd started the server again", lambda: unit_state(vm)[2] not in ("0", before), 60)
+    wait_for("the restarted server is ready", lambda: ready(vm), 120)
+    assert ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service") == "1"
+    res = run_pyinfra(vm_inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0 and changed(op_results(out)) == {}, out[-6000:]
+
+
+def test_stop_leaves_the_unit_inactive_and_disabled_and_provision_brings_it_back(
+    vm: TestHost, vm_inv: Path, first_run: dict
+) -> None:
+    res = run_pyinfra(vm_inv, "deploy/stop.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    active, enabled, _ = unit_state(vm)
+    assert (active, enabled) == ("inactive", "disabled")
+    assert vm.ssh("pgrep -x tritonserver", check=False).returncode == 1
+    res = run_pyinfra(vm_inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-6000:]
+    assert set(changed(op_results(out))) == {"Triton server running, ready and proven"}
+    assert unit_state(vm)[:2] == ("active", "enabled")
+
+
+def test_after_a_reboot_the_server_comes_back_by_itself(vm: TestHost, vm_inv: Path, first_run: dict) -> None:
+    ssh_ok(vm, "touch /run/before-reboot")  # /run is systemd's tmpfs: a reboot empties it
+    vm.host = testbed.restart(vm.name)
+    assert vm.ssh("test -e /run/before-reboot", check=False).returncode == 1
+    wait_for("the server is ready after the reboot", lambda: ready(vm), 120)
+    assert unit_state(vm)[:2] == ("active", "enabled")
+    assert_serves(vm, PORTS)
+    res = run_pyinfra(vm_inv, "deploy/audit.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
