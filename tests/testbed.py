@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -303,10 +304,12 @@ _SYSTEMD_INIT = (
 
 def _cgroups(host: Host) -> tuple[Path, Path | None]:
     """The host's own cgroup directories: (unified or cgroup2 root, name=systemd v1 or None)."""
+    # One name per host of one state dir: testbeds in other state dirs may have hosts of this name.
+    name = f"{hashlib.sha256(str(host.dir).encode()).hexdigest()[:8]}-{host.name}"
     if (CGROUP / "systemd").is_dir() and (CGROUP / "unified").is_dir():  # hybrid (this machine kind)
-        return CGROUP / "unified" / "testbed" / host.name, CGROUP / "systemd" / "testbed" / host.name
+        return CGROUP / "unified" / "testbed" / name, CGROUP / "systemd" / "testbed" / name
     if (CGROUP / "cgroup.controllers").exists():  # pure cgroup v2
-        return CGROUP / "testbed" / host.name, None
+        return CGROUP / "testbed" / name, None
     raise TestbedError("systemd hosts need a cgroup v2 tree or the hybrid layout (name=systemd + unified)")
 
 

@@ -88,3 +88,32 @@ def test_up_reset_down_leave_nothing_behind(tmp_path: Path) -> None:
     for p in (pid, pid2):
         stat = Path(f"/proc/{p}/stat")
         assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_a_systemd_host_boots_reboots_resets_and_goes_away_cleanly(tmp_path: Path) -> None:
+    """`up --init systemd --user ops`: systemd is PID 1 and reaches `running`; the user has sudo;
+    `restart` keeps the disk and empties /run; `reset` drops the disk but /persist; `down` leaves no
+    mount and no cgroup."""
+    from tests import testbed
+
+    state = tmp_path / "tb"
+    _testbed_cli(state, "up", "--init", "systemd", "--user", "ops", "--prefix", "sd")
+    host = testbed.Host(**json.loads((state / "state.json").read_text())["hosts"]["sd1"])
+    key, known = state / "id_ed25519", state / "known_hosts"
+
+    def ssh(user: str, command: str) -> str:
+        argv = ["ssh", "-i", str(key), "-p", str(host.ssh_port), "-o", f"UserKnownHostsFile={known}"]
+        argv += ["-o", "BatchMode=yes", f"{user}@127.0.0.1", command]
+        return subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+
+    assert ssh("root", "cat /proc/1/comm; systemctl is-system-running --wait") == "systemd\nrunning"
+    assert ssh("ops", "id -un; sudo -n id -un") == "ops\nroot"
+    ssh("root", "echo disk > /root/marker; echo kept > /persist/marker; touch /run/marker")
+    _testbed_cli(state, "restart", "sd1")
+    assert ssh("root", "cat /root/marker; test -e /run/marker || echo no-run-marker") == "disk\nno-run-marker"
+    _testbed_cli(state, "reset", "sd1")
+    assert ssh("root", "cat /persist/marker; test -e /root/marker || echo reset") == "kept\nreset"
+    assert ssh("ops", "sudo -n systemctl is-system-running --wait") == "running"
+    _testbed_cli(state, "down")
+    assert str(state) not in Path("/proc/self/mounts").read_text()
+    assert not list(Path("/sys/fs/cgroup").glob("**/testbed/*-sd1"))  # the host's cgroups are gone
