@@ -14,6 +14,9 @@ gpu_vms = [
             "ssh_user": "ubuntu",
             "ssh_key": "~/.ssh/id_ed25519",
             "_sudo": True,  # provisioning writes /opt, /etc/profile.d and installs apt packages
+            # behind a proxy (sudo drops the environment, so set it here):
+            # "http_proxy": "http://proxy.corp:3128", "https_proxy": "http://proxy.corp:3128",
+            # "no_proxy": "localhost,.corp",
             # torch_variant stays "auto": cuXYZ chosen from the driver; cpu where there is no GPU
         },
     ),
