@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from compat import tables as t
+from config.layout import Layout
 from config.settings import Settings
 
 Status = Literal["ok", "missing", "incompatible"]
@@ -441,7 +442,7 @@ def _use_standalone(
                 blocker=True,
             )
         ]
-    home = s.python_standalone_home
+    home = Layout(s).python_standalone_home
     d.python, d.python_path, d.libpython_dir = minor, f"{home}/bin/python{minor}", f"{home}/lib"
     d.python_source = "standalone"
     d.pip_cert = t.SYSTEM_CA_BUNDLE if f.system_ca_bundle else ""
@@ -664,7 +665,8 @@ def _gib(n: int) -> str:
 
 def _check_installed(f: HostFacts, s: Settings, build, d: Decisions) -> list[Item]:
     items = []
-    home = s.server_home
+    layout = Layout(s)
+    home = layout.current
     tri = f.triton
     fix = "run deploy/provision.py"
     if not tri or not tri.get("server"):
@@ -751,7 +753,7 @@ def _check_installed(f: HostFacts, s: Settings, build, d: Decisions) -> list[Ite
         Item(
             "HF_HOME",
             "ok" if f.hf_home_exists else "missing",
-            f"{s.persist_dir}/huggingface",
+            layout.hf_home,
             "" if f.hf_home_exists else fix,
         )
     )
@@ -759,7 +761,7 @@ def _check_installed(f: HostFacts, s: Settings, build, d: Decisions) -> list[Ite
         Item(
             "environment",
             "ok" if f.env_files_exist else "missing",
-            "/etc/profile.d/triton.sh and the launcher",
+            f"{layout.profile} and the launcher",
             "" if f.env_files_exist else fix,
         )
     )

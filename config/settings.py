@@ -106,20 +106,9 @@ class Settings:
         return env
 
     @property
-    def python_standalone_home(self) -> str:
-        """Where the standalone CPython unpacks: one directory per version and archive."""
-        tag = f"{self.python_standalone_version}-{self.python_standalone_sha256[:12]}"
-        return f"{self.triton_home.rstrip('/')}/python/{tag}"
-
-    @property
     def python_standalone_minor(self) -> str:
         """The standalone CPython's minor version, "3.12" of "3.12.12": its stub and libpython."""
         return ".".join(self.python_standalone_version.split(".")[:2])
-
-    @property
-    def server_home(self) -> str:
-        """The Triton home every program uses: the `current` link under triton_home."""
-        return f"{self.triton_home.rstrip('/')}/current"
 
 
 def defaults() -> dict[str, Any]:

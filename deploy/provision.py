@@ -96,7 +96,7 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
         python_standalone.unpacked(
             name="Standalone Python unpacked",
             archive=layout.python_standalone_archive,
-            home=settings.python_standalone_home,
+            home=layout.python_standalone_home,
             minor=d.python,
             python=d.script_python,
         )

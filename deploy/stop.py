@@ -10,8 +10,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyinfra import host, state
 
+from config.layout import Layout
 from config.settings import load, load_inventory
-from tasks.layout import Layout
 from tasks.server import stopped
 
 load_inventory(state.inventory)

@@ -9,6 +9,7 @@ from pyinfra.facts.files import Directory, File
 
 from compat.rules import Assessment, HostFacts, assess
 from compat.tables import SYSTEM_CA_BUNDLE
+from config.layout import Layout
 from config.settings import Settings, load, load_inventory
 from facts.disk import FreeSpace
 from facts.libraries import LinkerCache, MissingLibraries
@@ -18,7 +19,6 @@ from facts.python import PythonInterpreters
 from facts.system import CRuntime, InitSystem, OsRelease
 from facts.triton import TritonInstall
 from facts.venv import VenvPackages
-from tasks.layout import Layout
 
 
 def triton_elf_files(home: str, backends: list[str]) -> list[str]:
@@ -42,8 +42,7 @@ def gather(host: Host, settings: Settings) -> HostFacts:
     if triton and triton["server"]:
         libpythons = [py["libpython"] for py in pythons.values() if py["libpython"]]
         if settings.python_standalone_url:  # the server runs with the standalone's lib/ too
-            minor = settings.python_standalone_minor
-            libpythons.append(f"{settings.python_standalone_home}/lib/libpython{minor}.so.1.0")
+            libpythons.append(layout.python_standalone_libpython)
         lib_path = layout.library_path(libpythons, cache)
         missing = {
             path: libs
@@ -53,9 +52,7 @@ def gather(host: Host, settings: Settings) -> HostFacts:
             if libs
         }
     env_files = [host.get_fact(File, layout.profile), host.get_fact(File, layout.launcher)]
-    standalone = settings.python_standalone_url and host.get_fact(
-        File, f"{settings.python_standalone_home}/.provisioner"
-    )
+    standalone = settings.python_standalone_url and host.get_fact(File, f"{layout.python_standalone_home}/.provisioner")
     return HostFacts(
         os=host.get_fact(OsRelease),
         c_runtime=host.get_fact(CRuntime),

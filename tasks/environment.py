@@ -10,8 +10,8 @@ import shlex
 
 from pyinfra.api import deploy
 
+from config.layout import Layout
 from tasks import small_files
-from tasks.layout import Layout
 
 
 def env_script(layout: Layout, libpython_dir: str | None) -> str:

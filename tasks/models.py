@@ -11,10 +11,10 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, deploy, operation
 from pyinfra.facts.files import FindDirectories
 
+from config.layout import Layout
 from config.models import ModelSpec
 from facts.hub import HubSnapshot
 from tasks import secret_file, small_files, upload
-from tasks.layout import Layout
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "models"
 _JINJA = Environment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)

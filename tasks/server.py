@@ -9,12 +9,12 @@ from pyinfra import host
 from pyinfra.api import FunctionCommand, OperationError, QuoteString, StringCommand, operation
 from pyinfra.facts.files import FileContents
 
+from config.layout import Layout
 from config.settings import Settings
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState
 from facts.system import InitSystem
 from tasks._script import python_script
-from tasks.layout import Layout
 
 READY_TIMEOUT_S = 180
 

@@ -4,9 +4,9 @@ and the server (re)started only when what it runs changed, then proven by infere
 from __future__ import annotations
 
 from compat.rules import Decisions
+from config.layout import Layout
 from config.settings import Settings
 from tasks import models, server
-from tasks.layout import Layout
 from tasks.triton_install import installed_dir
 
 

@@ -8,10 +8,10 @@ from pyinfra.facts.files import Link
 
 from compat.rules import Decisions
 from compat.tables import PYTRITON_RELEASES
+from config.layout import Layout
 from config.settings import Settings
 from facts.triton import TritonInstall
 from tasks._script import python_script
-from tasks.layout import Layout
 
 
 def version_dir_name(version: str, sha256: str, stub_python: str) -> str:

@@ -26,8 +26,8 @@ from pyinfra.api import FileUploadCommand, FunctionCommand, StringCommand
 from pyinfra.api.exceptions import OperationError
 from pyinfra.context import ctx_host
 
+from config.layout import Layout
 from config.settings import load
-from tasks.layout import Layout
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
 CASES = sorted(FIXTURES.glob("*/*.json"))

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from config.layout import Layout
 from config.models import parse_models
 from config.settings import SettingsError, load
 from tasks import models, server
 from tasks.environment import env_script
-from tasks.layout import Layout
 from tasks.triton_install import version_dir_name
 from tasks.venv import pip_requirement, wheelhouse_key
 

@@ -74,6 +74,17 @@ class Layout:
         return f"{self.downloads}/cpython-{st.python_standalone_version}-{st.python_standalone_sha256[:16]}.tar.gz"
 
     @property
+    def python_standalone_home(self) -> str:
+        """Where the standalone CPython unpacks: one directory per version and archive."""
+        st = self.settings
+        return f"{self.home}/python/{st.python_standalone_version}-{st.python_standalone_sha256[:12]}"
+
+    @property
+    def python_standalone_libpython(self) -> str:
+        minor = self.settings.python_standalone_minor
+        return f"{self.python_standalone_home}/lib/libpython{minor}.so.1.0"
+
+    @property
     def apt_cache(self) -> str:
         """apt's lists and .debs, so a reset host installs its libraries offline."""
         return f"{self.persist}/apt"
