@@ -15,7 +15,7 @@ from pyinfra import host, state
 from pyinfra.operations import python
 
 from compat import report
-from facts.gather import read_host
+from compat.reading import read_host
 
 reading = read_host(host, state.inventory)
 settings, assessment = reading.settings, reading.assessment

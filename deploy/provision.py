@@ -20,7 +20,7 @@ from pyinfra import host, state
 from pyinfra.operations import files
 
 from compat import report
-from facts.gather import read_host
+from compat.reading import read_host
 from tasks import (
     apt_runtime,
     artifact,

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyinfra import host, state
 
-from facts.gather import read_host
+from compat.reading import read_host
 from tasks import run_summary, timings
 from tasks.serving import serve
 

@@ -1,4 +1,4 @@
-"""Gather every fact the compatibility rules read, from one host, into a HostFacts."""
+"""Read one host for a deploy: its settings, every fact the rules need, and the rules' assessment."""
 
 from __future__ import annotations
 
