@@ -65,20 +65,25 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
     )
 
     # 2. Triton from a checksummed artifact, cached on the persistent path, switched in when complete
-    url, sha256, version, archive, strip = triton_install.artifact(settings, layout)
+    a = d.artifact  # decided once, by the rules (compat/build.py)
     artifact.downloaded(
-        name="Triton artifact in the cache", url=url, sha256=sha256, dest=archive, python=d.script_python, _env=net
+        name="Triton artifact in the cache",
+        url=a.url,
+        sha256=a.sha256,
+        dest=a.archive,
+        python=d.script_python,
+        _env=net,
     )
     triton_install.installed(
         name="Triton server installed",
         source=settings.triton_source,
-        archive=archive,
-        sha256=sha256,
-        version=version,
+        archive=a.archive,
+        sha256=a.sha256,
+        version=a.version,
         stub_python=d.python,
         versions_dir=layout.versions,
         current=layout.current,
-        strip_components=strip,
+        strip_components=a.strip_components,
         python=d.script_python,
         stub_fixes=json.dumps(d.stub_fixes),
     )

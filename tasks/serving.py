@@ -3,7 +3,7 @@ and the server (re)started only when what it runs changed, then proven by infere
 
 from __future__ import annotations
 
-from compat.rules import Decisions
+from compat.assessment import Decisions
 from config.layout import Layout
 from config.settings import Settings
 from tasks import models, server
@@ -15,9 +15,7 @@ def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) 
     models.sources(settings.models, layout, settings.hf_token, settings.proxy_env)
     repo_files = models.repository_files(settings.models, layout, gpu_ids)
     models.repository(layout, repo_files)
-    wanted = server.config_hash(
-        server.server_args(settings, layout), repo_files, installed_dir(settings, layout, d), d.venv_pins
-    )
+    wanted = server.config_hash(server.server_args(settings, layout), repo_files, installed_dir(layout, d), d.venv_pins)
     server.running(
         name="Triton server running, ready and proven",
         s=settings,

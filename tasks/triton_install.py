@@ -6,10 +6,8 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 from pyinfra.facts.files import Link
 
-from compat.rules import Decisions
-from compat.tables import PYTRITON_RELEASES
+from compat.assessment import Decisions
 from config.layout import Layout
-from config.settings import Settings
 from facts.triton import TritonInstall
 from tasks._script import python_script
 
@@ -19,27 +17,10 @@ def version_dir_name(version: str, sha256: str, stub_python: str) -> str:
     return f"{version or 'tarball'}-{sha256[:12]}-py{stub_python}"
 
 
-def artifact(settings: Settings, layout: Layout) -> tuple[str, str, str, str, int]:
-    """(url, sha256, version, archive path on the host, strip components) of the configured source."""
-    if settings.triton_source == "pytriton":
-        release = PYTRITON_RELEASES[settings.triton_pytriton_version]
-        name = release.url.rsplit("/", 1)[1]
-        url = settings.triton_pytriton_url or release.url
-        return url, settings.triton_pytriton_sha256, release.triton, f"{layout.downloads}/{name}", 0
-    sha = settings.triton_tarball_sha256
-    return (
-        settings.triton_tarball_url,
-        sha,
-        "",
-        f"{layout.downloads}/triton-{sha[:16]}.tar",
-        settings.triton_tarball_strip_components,
-    )
-
-
-def installed_dir(settings: Settings, layout: Layout, d: Decisions) -> str:
+def installed_dir(layout: Layout, d: Decisions) -> str:
     """The versioned directory `current` points at once this build is installed."""
-    _, sha, version, _, _ = artifact(settings, layout)
-    return f"{layout.versions}/{version_dir_name(version, sha, d.python)}"
+    a = d.artifact
+    return f"{layout.versions}/{version_dir_name(a.version, a.sha256, d.python)}"
 
 
 @operation()

@@ -1,0 +1,118 @@
+"""What the rules produce: audit items (with one-line helpers), the host facts they read, the
+decisions provisioning acts on, and the assessment that holds both."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Status = Literal["ok", "missing", "incompatible"]
+
+
+def vkey(version: str) -> tuple[int, ...]:
+    """ "2.35" -> (2, 35); non-numeric parts (a "+cu124" local tag) are dropped."""
+    out = []
+    for part in version.split("+")[0].split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        out.append(int(digits) if digits else 0)
+    return tuple(out)
+
+
+@dataclass
+class HostFacts:
+    """The facts the rules read, as gathered from one host (compat/reading.py, facts/)."""
+
+    os: dict | None
+    c_runtime: dict
+    pythons: dict[str, dict]
+    nvidia: dict | None
+    linker_cache: dict[str, list[str]]
+    free_install: dict | None = None  # FreeSpace of triton_home
+    free_venv: dict | None = None  # FreeSpace of venv_dir
+    free_persist: dict | None = None  # FreeSpace of persist_dir
+    triton: dict | None = None  # TritonInstall of the server home
+    triton_missing_libs: dict[str, list[str]] = field(default_factory=dict)
+    venv: dict | None = None  # VenvPackages of venv_dir
+    ports: dict[int, list[dict]] = field(default_factory=dict)
+    init: dict | None = None
+    hf_home_exists: bool = False
+    env_files_exist: bool = False
+    system_ca_bundle: bool = False  # compat.tables.SYSTEM_CA_BUNDLE exists on the host
+    standalone_python_exists: bool = False  # the configured standalone CPython is unpacked
+
+
+@dataclass(frozen=True)
+class Item:
+    """One line of the audit: a thing checked, its status, why, and the fix."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+    blocker: bool = False  # provisioning cannot fix it: provision refuses to start
+
+
+def ok(name: str, detail: str) -> Item:
+    return Item(name, "ok", detail)
+
+
+def missing(name: str, detail: str, fix: str) -> Item:
+    """Absent, and provisioning installs it."""
+    return Item(name, "missing", detail, fix)
+
+
+def incompatible(name: str, detail: str, fix: str) -> Item:
+    """Wrong, and provisioning replaces it (not a blocker)."""
+    return Item(name, "incompatible", detail, fix)
+
+
+def blocker(name: str, detail: str, fix: str) -> Item:
+    """Wrong, and provisioning cannot fix it: provision refuses before any change."""
+    return Item(name, "incompatible", detail, fix, blocker=True)
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """The Triton artifact the settings name, decided once: where it comes from and goes."""
+
+    url: str
+    sha256: str
+    version: str  # "" for a tarball: known once unpacked
+    archive: str  # its path in the download cache on the host
+    strip_components: int
+
+
+@dataclass(frozen=True)
+class Decisions:
+    """What provisioning will install on this host, composed from each chooser's result."""
+
+    artifact: Artifact | None = None
+    python: str | None = None  # "3.11"
+    python_path: str | None = None
+    libpython_dir: str | None = None  # to add to LD_LIBRARY_PATH (not in the linker cache)
+    python_source: str = "host"  # "host", or "standalone": the CPython of python_standalone_url
+    script_python: str | None = None  # a host python3 that runs the installer's own host scripts
+    pip_cert: str = ""  # a CA bundle for pip (the host's, for a standalone Python's pip)
+    stub_fixes: dict[str, str] = field(default_factory=dict)  # stub's Python minor -> fix on this host
+    torch_variant: str | None = None  # "cpu", "cu124"
+    torch_requirement: str | None = None  # "torch==2.8.0+cpu"
+    torch_index: str | None = None  # full index URL, or None
+    apt_packages: list[str] = field(default_factory=list)
+    venv_pins: dict[str, str] = field(default_factory=dict)  # name -> exact version in the venv
+
+
+@dataclass(frozen=True)
+class Assessment:
+    items: list[Item]
+    decisions: Decisions
+
+    @property
+    def blockers(self) -> list[Item]:
+        return [i for i in self.items if i.blocker]
+
+    @property
+    def problems(self) -> list[Item]:
+        return [i for i in self.items if i.status != "ok"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": not self.problems, "items": [i.__dict__ for i in self.items], "decisions": asdict(self.decisions)}

@@ -1,0 +1,149 @@
+"""The Triton build against the host: which build and artifact the settings name, and whether the
+host's OS, C runtime and libraries can run it."""
+
+from __future__ import annotations
+
+from compat import tables as t
+from compat.assessment import Artifact, HostFacts, Item, blocker, missing, ok, vkey
+from compat.distro import distro_key, package_for, unknown_package_fix
+from config.layout import Layout
+from config.settings import Settings
+
+
+def wanted_build(settings: Settings) -> tuple[t.TritonBuild | None, t.PytritonRelease | None]:
+    """The Triton build the settings ask for (None for a tarball, known only once unpacked)."""
+    if settings.triton_source != "pytriton":
+        return None, None
+    release = t.PYTRITON_RELEASES.get(settings.triton_pytriton_version)
+    if release is None:
+        return None, None
+    return t.TRITON_BUILDS.get(release.triton), release
+
+
+def stub_pythons(release: t.PytritonRelease | None) -> tuple[str, ...]:
+    """The Python minors this build ships a python backend stub for."""
+    if release:
+        return release.stub_pythons
+    return t.PYTRITON_RELEASES["0.7.0"].stub_pythons  # tarball: a layout with python_backend_stubs/
+
+
+def choose_artifact(settings: Settings, layout: Layout) -> Artifact | None:
+    """The configured source's URL, sha256, version, cache path and strip count; None for an unknown
+    pytriton release (check_platform refuses it)."""
+    if settings.triton_source == "pytriton":
+        release = t.PYTRITON_RELEASES.get(settings.triton_pytriton_version)
+        if release is None:
+            return None
+        name = release.url.rsplit("/", 1)[1]
+        url = settings.triton_pytriton_url or release.url
+        return Artifact(url, settings.triton_pytriton_sha256, release.triton, f"{layout.downloads}/{name}", 0)
+    sha = settings.triton_tarball_sha256
+    return Artifact(
+        settings.triton_tarball_url,
+        sha,
+        "",
+        f"{layout.downloads}/triton-{sha[:16]}.tar",
+        settings.triton_tarball_strip_components,
+    )
+
+
+def check_platform(facts: HostFacts, settings: Settings, release: t.PytritonRelease | None) -> list[Item]:
+    """A Debian or Ubuntu host, and a pytriton release the tables know, for its architecture."""
+    items = []
+    os_ = facts.os
+    distro = distro_key(os_)[0]
+    if os_ is None:
+        items.append(blocker("os", "no /etc/os-release: cannot tell the distribution", "use Debian or Ubuntu"))
+    elif distro not in ("debian", "ubuntu"):
+        items.append(
+            blocker(
+                "os",
+                f"{os_['pretty_name'] or distro} is not Debian or Ubuntu",
+                "use Debian 12+ or Ubuntu 22.04+ (apt is how runtime libraries are installed)",
+            )
+        )
+    else:
+        items.append(ok("os", f"{os_['pretty_name']} ({os_['arch']})"))
+    if settings.triton_source != "pytriton":
+        return items
+    if release is None:
+        known = ", ".join(sorted(t.PYTRITON_RELEASES))
+        items.append(
+            blocker(
+                "triton build",
+                f"nvidia-pytriton {settings.triton_pytriton_version} is not in the compatibility table",
+                f"set triton_pytriton_version to one of: {known}",
+            )
+        )
+    elif os_ and os_["arch"] not in release.archs:
+        items.append(
+            blocker(
+                "triton build",
+                f"nvidia-pytriton {release.version} ships {', '.join(release.archs)} only, host is {os_['arch']}",
+                "use triton_source=tarball with a build for this architecture (e.g. a Jetson release)",
+            )
+        )
+    elif release.sha256 != settings.triton_pytriton_sha256:
+        items.append(
+            blocker(
+                "triton build",
+                f"triton_pytriton_sha256 differs from the published sha256 of nvidia-pytriton {release.version}",
+                f"set triton_pytriton_sha256 = {release.sha256}",
+            )
+        )
+    else:
+        items.append(ok("triton build", f"Triton {release.triton} from nvidia-pytriton {release.version}"))
+    return items
+
+
+def check_c_runtime(facts: HostFacts, build: t.TritonBuild) -> list[Item]:
+    """glibc and libstdc++ at least as new as the build was linked against."""
+    items = []
+    glibc = facts.c_runtime.get("glibc")
+    if glibc is None:
+        items.append(
+            blocker("glibc", "no GNU libc found (musl?)", "use a glibc distribution: Debian 12+ or Ubuntu 22.04+")
+        )
+    elif vkey(glibc) < vkey(build.min_glibc):
+        items.append(
+            blocker(
+                "glibc",
+                f"glibc {glibc} is older than {build.min_glibc}, which Triton {build.version} needs",
+                f"use a host with glibc >= {build.min_glibc} (Debian 12+, Ubuntu 22.04+), or "
+                "triton_source=tarball with an older build (Triton 2.30-2.33 needs glibc 2.31)",
+            )
+        )
+    else:
+        items.append(ok("glibc", f"{glibc} >= {build.min_glibc}"))
+    glibcxx = facts.c_runtime.get("glibcxx")
+    if glibcxx and vkey(glibcxx) < vkey(build.min_glibcxx):
+        items.append(
+            blocker(
+                "libstdc++",
+                f"libstdc++ provides GLIBCXX_{glibcxx}; Triton {build.version} needs GLIBCXX_{build.min_glibcxx}",
+                "use a host whose libstdc++6 comes from gcc 12 or newer (Debian 12+, Ubuntu 22.04+)",
+            )
+        )
+    elif glibcxx:
+        items.append(ok("libstdc++", f"GLIBCXX_{glibcxx} >= {build.min_glibcxx}"))
+    return items
+
+
+def check_host_libraries(facts: HostFacts, build: t.TritonBuild | None) -> tuple[list[Item], list[str]]:
+    """The shared libraries the server links from the host: (items, apt packages that add the missing)."""
+    sonames = build.host_sonames if build else t.CONTAINER_HOST_SONAMES
+    items, packages = [], []
+    for soname in sonames:
+        if soname in t.GLIBC_SONAMES:
+            continue
+        if soname in facts.linker_cache:
+            items.append(ok(soname, facts.linker_cache[soname][0]))
+            continue
+        why = "needed by the Triton server, not in the linker cache"
+        pkg = package_for(soname, facts.os)
+        if pkg:
+            packages.append(pkg)
+            items.append(missing(soname, why, f"apt-get install {pkg}"))
+        else:
+            items.append(blocker(soname, why, unknown_package_fix(soname, facts.os)))
+    return items, packages

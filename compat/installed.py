@@ -1,0 +1,163 @@
+"""What is already on the host against what is wanted: disk space for what is still to come,
+the Triton install and its stub, the venv's packages, HF_HOME and the environment, the ports."""
+
+from __future__ import annotations
+
+from compat import tables as t
+from compat.assessment import HostFacts, Item, blocker, incompatible, missing, ok, vkey
+from compat.distro import package_for
+from compat.python_choice import PythonChoice, stub_fix
+from config.layout import Layout
+from config.settings import Settings
+
+FIX = "run deploy/provision.py"
+
+
+def _gib(n: int) -> str:
+    return f"{n / t.GIB:.2f} GiB" if n >= t.GIB else f"{n / t.MIB:.0f} MiB"
+
+
+def check_disk(facts: HostFacts, settings: Settings, torch_variant: str | None, standalone: bool) -> list[Item]:
+    """Free space on each file system for what provisioning will still write there."""
+    kind = "cpu" if (torch_variant or "cpu") == "cpu" else "cuda"
+    installed = facts.triton is not None and facts.triton.get("server")
+    venv_ready = facts.venv is not None and bool(facts.venv.get("packages", {}).get("torch"))
+    needs: dict[str, tuple[dict | None, int, list[str]]] = {}
+
+    def need(space: dict | None, amount: int, what: str) -> None:
+        mount = space["mount"] if space else "?"
+        entry = needs.setdefault(mount, (space, 0, []))
+        needs[mount] = (space, entry[1] + amount, [*entry[2], what])
+
+    if standalone and not facts.standalone_python_exists:
+        need(facts.free_install, t.DISK_PYTHON_STANDALONE, "standalone Python")
+        need(facts.free_persist, t.DISK_PYTHON_DOWNLOAD, "download cache")
+    if not installed:
+        need(facts.free_install, t.DISK_TRITON_INSTALL, "Triton")
+        need(facts.free_persist, t.DISK_TRITON_DOWNLOAD, "download cache")
+    if not venv_ready:
+        need(facts.free_venv, t.DISK_VENV[kind], f"venv ({kind} torch)")
+        need(facts.free_persist, t.DISK_PIP_CACHE[kind], "pip cache")
+        if settings.venv_snapshot:
+            need(facts.free_persist, t.DISK_VENV_SNAPSHOT[kind], "venv snapshot")
+    items = []
+    for mount, (space, amount, whats) in needs.items():
+        if space is None:
+            continue
+        free = space["free_bytes"]
+        detail = f"{_gib(free)} free, {_gib(amount)} needed for {', '.join(whats)}"
+        if free < amount:
+            fix = (
+                f"free {_gib(amount - free)} on {mount}, or point triton_home / venv_dir / "
+                "persist_dir at a larger file system"
+            )
+            items.append(blocker(f"disk {mount}", detail, fix))
+        else:
+            items.append(ok(f"disk {mount}", detail))
+    return items
+
+
+def check_triton(
+    facts: HostFacts, settings: Settings, build: t.TritonBuild | None, python: str | None
+) -> tuple[list[Item], list[str]]:
+    """The install `current` points at, its stub's Python and the libraries it cannot load:
+    (items, apt packages that add those libraries)."""
+    home = Layout(settings).current
+    tri = facts.triton
+    if not tri or not tri.get("server"):
+        return [missing("triton server", f"no Triton server at {home}", FIX)], []
+    items, packages = [], []
+    version = tri.get("version") or "unknown"
+    if build and version != build.version:
+        items.append(missing("triton server", f"Triton {version} at {home}, {build.version} wanted", FIX))
+    else:
+        items.append(ok("triton server", f"Triton {version} at {tri['real_home']}"))
+    if not tri.get("python_stub"):
+        items.append(missing("python backend stub", f"no {home}/backends/python/triton_python_backend_stub", FIX))
+    elif python and tri.get("stub_python") and tri["stub_python"] != python:
+        same_archive = settings.triton_source == "tarball" and tri["manifest"].get("sha256") == (
+            settings.triton_tarball_sha256
+        )
+        items.append(
+            Item(
+                "python backend stub",
+                "incompatible",
+                f"this build's python backend stub is for Python {tri['stub_python']} "
+                f"(it links {tri['stub_libpython']}); the venv is {python}",
+                stub_fix(facts, tri["stub_python"], python),
+                blocker=same_archive,  # provisioning the same archive again cannot change its stub
+            )
+        )
+    elif python and tri.get("manifest", {}).get("stub_python") not in (None, python):
+        stub = tri["manifest"]["stub_python"]
+        items.append(missing("python backend stub", f"the stub is for Python {stub}, the venv uses {python}", FIX))
+    else:
+        items.append(ok("python backend stub", f"Python {python}"))
+    for path, sonames in sorted(facts.triton_missing_libs.items()):
+        for soname in sonames:
+            pkg = package_for(soname, facts.os)
+            fix = f"apt-get install {pkg}" if pkg else "install a package that provides it"
+            items.append(missing(soname, f"{path} cannot load it", fix))
+            if pkg:
+                packages.append(pkg)
+    return items, packages
+
+
+def check_venv(
+    facts: HostFacts, settings: Settings, build: t.TritonBuild | None, python: PythonChoice, pins: dict[str, str]
+) -> list[Item]:
+    """The venv's Python and each pinned package; numpy 2 where the stub needs numpy<2."""
+    venv, where = facts.venv, settings.venv_dir
+    if venv is None:
+        return [missing("venv", f"no venv at {where}", FIX)]
+    items = []
+    py_minor = ".".join(venv["python"].split(".")[:2])
+    if python.python and py_minor != python.python:
+        why = f"{where} is Python {py_minor or '?'}, the stub needs {python.python}"
+        items.append(incompatible("venv", why, FIX + " (it builds a new venv beside it, then switches)"))
+    else:
+        items.append(ok("venv", f"{where} (Python {venv['python']})"))
+    for name, version in pins.items():
+        have = venv["packages"].get(name)
+        if have == version:
+            items.append(ok(f"venv {name}", have))
+        else:
+            items.append(missing(f"venv {name}", f"{have or 'not installed'}, {version} wanted", FIX))
+    numpy = venv["packages"].get("numpy")
+    if build and build.numpy_spec == "<2" and numpy and vkey(numpy) >= (2,):
+        why = f"numpy {numpy}: the Triton {build.version} stub fails on string tensors with numpy 2"
+        items.append(incompatible("venv numpy<2", why, FIX + f" (pins numpy {settings.numpy_version})"))
+    return items
+
+
+def check_environment(facts: HostFacts, settings: Settings) -> list[Item]:
+    """HF_HOME on the persistent path, and the profile and launcher."""
+    layout = Layout(settings)
+    return [
+        ok("HF_HOME", layout.hf_home) if facts.hf_home_exists else missing("HF_HOME", layout.hf_home, FIX),
+        ok("environment", f"{layout.profile} and the launcher")
+        if facts.env_files_exist
+        else missing("environment", f"{layout.profile} and the launcher", FIX),
+    ]
+
+
+def check_ports(facts: HostFacts, settings: Settings) -> list[Item]:
+    """Each of the server's ports free or held by a tritonserver; another holder is named."""
+    items = []
+    ports = (
+        ("http", settings.triton_http_port),
+        ("grpc", settings.triton_grpc_port),
+        ("metrics", settings.triton_metrics_port),
+    )
+    for label, port in ports:
+        holders = facts.ports.get(port) or facts.ports.get(str(port)) or []  # JSON keys are strings
+        others = [h for h in holders if h.get("process") != "tritonserver"]
+        if others:
+            who = ", ".join(f"{h.get('process') or 'unknown process'} (pid {h.get('pid') or '?'})" for h in others)
+            fix = f"stop that process or set triton_{label}_port to a free port"
+            items.append(incompatible(f"port {port}", f"{label} port {port} is held by {who}", fix))
+        elif holders:
+            items.append(ok(f"port {port}", f"{label}: served by tritonserver (pid {holders[0].get('pid')})"))
+        else:
+            items.append(ok(f"port {port}", f"{label}: free"))
+    return items

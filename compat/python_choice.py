@@ -1,0 +1,194 @@
+"""Which Python the venv and the python backend stub use: a host Python with a stub whose numpy
+pin has wheels for it, else a standalone CPython; what it still needs from apt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compat import tables as t
+from compat.assessment import HostFacts, Item, blocker, missing, ok, vkey
+from compat.distro import distro_key, package_for, release_known
+from config.layout import Layout
+from config.settings import Settings
+
+
+@dataclass(frozen=True)
+class PythonChoice:
+    """The chosen Python (None where none can be used) and what comes with it."""
+
+    python: str | None = None  # "3.11"
+    python_path: str | None = None
+    libpython_dir: str | None = None  # to add to LD_LIBRARY_PATH (not in the linker cache)
+    source: str = "host"  # or "standalone"
+    script_python: str | None = None  # a host python3 for the installer's own scripts
+    pip_cert: str = ""
+    apt_packages: list[str] = field(default_factory=list)
+
+
+def python_fits(version: str, stubs: tuple[str, ...], numpy_lt2: bool) -> bool:
+    """This build has a stub for the Python minor, and the stub's numpy pin has wheels for it."""
+    return version in stubs and not (numpy_lt2 and vkey(version) > vkey(t.NUMPY_LT2_MAX_PYTHON))
+
+
+def choose_python(
+    facts: HostFacts,
+    settings: Settings,
+    stubs: tuple[str, ...],
+    numpy_lt2: bool,
+    bundled: tuple[str, ...],
+    build_version: str = "",
+) -> tuple[PythonChoice, list[Item]]:
+    """Pick the Python for the venv and the stub (bundled: minors whose libpython the build ships);
+    refuse, naming how to get one, where there is none."""
+    script_python = None
+    if facts.pythons:  # any host Python 3.8+ runs the installer's own scripts (fetch, unpack, wait)
+        script_python = max(facts.pythons.values(), key=lambda p: vkey(p["version"]))["path"]
+    if settings.triton_python == "standalone":
+        return use_standalone(facts, settings, stubs, numpy_lt2, script_python, "triton_python = standalone")
+    distro_pythons = t.DISTRO_PYTHONS.get(distro_key(facts.os), ())
+    candidates = []
+    for version, py in facts.pythons.items():
+        if not python_fits(version, stubs, numpy_lt2):
+            continue
+        if settings.triton_python != "auto" and version != settings.triton_python:
+            continue
+        installable = py["libpython"] is not None or version in bundled or version in distro_pythons
+        score = (installable, py["libpython"] is not None, py["can_venv"], version in distro_pythons, vkey(version))
+        candidates.append((score, version, py))
+    have = ", ".join(sorted(facts.pythons, key=vkey)) or "none"
+    if not candidates:
+        want = (
+            settings.triton_python
+            if settings.triton_python != "auto"
+            else "one of " + ", ".join(v for v in stubs if python_fits(v, stubs, numpy_lt2))
+        )
+        why = f"the python backend needs Python {want}; the host has {have}"
+        if numpy_lt2 and any(vkey(v) > vkey(t.NUMPY_LT2_MAX_PYTHON) for v in facts.pythons):
+            why += f" (Python > {t.NUMPY_LT2_MAX_PYTHON} has no numpy<2, which the Triton {build_version} stub needs)"
+        if settings.triton_python == "auto" and settings.python_standalone_url:
+            return use_standalone(facts, settings, stubs, numpy_lt2, script_python, f"no host Python fits: {why}")
+        return PythonChoice(script_python=script_python), [
+            blocker("python", why, _no_python_fix(facts, stubs, numpy_lt2, distro_pythons))
+        ]
+    candidates.sort(key=lambda c: c[0], reverse=True)
+    _, version, py = candidates[0]
+    rule = (
+        "triton_python" if settings.triton_python != "auto" else f"the best host Python with a stub (host has {have})"
+    )
+    items = [ok("python", f"Python {py['full_version']} at {py['path']} (stub {version}; chosen by {rule})")]
+    lib_items, lib_dir, lib_packages = _libpython(facts, version, py, version in bundled)
+    venv_items, venv_packages = _venv_module(facts, version, py, distro_pythons)
+    choice = PythonChoice(
+        python=version,
+        python_path=py["path"],
+        libpython_dir=lib_dir,
+        script_python=py["path"],
+        apt_packages=lib_packages + venv_packages,
+    )
+    return choice, items + lib_items + venv_items
+
+
+def _no_python_fix(facts: HostFacts, stubs: tuple[str, ...], numpy_lt2: bool, distro_pythons) -> str:
+    usable = [v for v in distro_pythons if python_fits(v, stubs, numpy_lt2)]
+    top = t.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]
+    if usable:
+        pkg = f"python{usable[0]}"
+        lib = package_for(f"libpython{usable[0]}.so.1.0", facts.os)
+        return f"apt-get install {pkg} {pkg}-venv {lib}, or set triton_python"
+    # the distribution's own Python is too new (or too old) for this build's stub
+    return (
+        f"set triton_python = standalone with python_standalone_url, _sha256 and _version naming a "
+        f"python-build-standalone CPython {top} install_only archive (group_data/all.py says where); "
+        f"or install a Python {stubs[0]}-{top} built with --enable-shared and set triton_python"
+    )
+
+
+def _libpython(facts: HostFacts, version: str, py: dict, bundled: bool) -> tuple[list[Item], str | None, list[str]]:
+    """The stub links libpython3.X: found (its directory when the loader does not search it),
+    shipped with the build, installable from apt, or a blocker."""
+    soname = f"libpython{version}.so.1.0"
+    if py["libpython"]:
+        lib_dir = py["libpython"].rsplit("/", 1)[0] if soname not in facts.linker_cache else None
+        return [ok(soname, py["libpython"])], lib_dir, []
+    if bundled:
+        return [ok(soname, "shipped with the Triton build")], None, []
+    pkg = package_for(soname, facts.os)
+    if pkg:
+        why = f"the python backend stub links {soname}, which is not installed"
+        return [missing(soname, why, f"apt-get install {pkg}")], None, [pkg]
+    return (
+        [
+            blocker(
+                soname,
+                f"the python backend stub links {soname}; {py['path']} has no shared libpython",
+                "use a Python built with --enable-shared, the distribution's python3, or triton_python = standalone",
+            )
+        ],
+        None,
+        [],
+    )
+
+
+def _venv_module(facts: HostFacts, version: str, py: dict, distro_pythons) -> tuple[list[Item], list[str]]:
+    if py["can_venv"]:
+        return [], []
+    why = f"{py['path']} cannot make a venv (no ensurepip)"
+    if version in distro_pythons and release_known(facts.os):
+        pkg = f"python{version}-venv"
+        return [missing("python venv", why, f"apt-get install {pkg}")], [pkg]
+    return [
+        blocker("python venv", why, "use a Python that ships venv and ensurepip, or triton_python = standalone")
+    ], []
+
+
+def stub_fix(facts: HostFacts, stub: str, venv: str | None) -> str:
+    """A fix that exists on this host when a build's only stub is for Python `stub`."""
+    py = facts.pythons.get(stub)
+    if py:
+        return f"set triton_python = {stub} ({py['path']} is on this host)"
+    if stub in t.DISTRO_PYTHONS.get(distro_key(facts.os), ()) and release_known(facts.os):
+        lib = package_for(f"libpython{stub}.so.1.0", facts.os)
+        return f"apt-get install python{stub} python{stub}-venv {lib}, then set triton_python = {stub}"
+    other = f"; or use a Triton tarball whose stub is for Python {venv}" if venv else ""
+    return (
+        f"set triton_python = standalone with python_standalone_url, _sha256 and _version naming a "
+        f"CPython {stub} build (python-build-standalone install_only){other}"
+    )
+
+
+def use_standalone(
+    facts: HostFacts,
+    settings: Settings,
+    stubs: tuple[str, ...],
+    numpy_lt2: bool,
+    script_python: str | None,
+    rule: str,
+) -> tuple[PythonChoice, list[Item]]:
+    """The standalone CPython of python_standalone_url: its own libpython, venv and stdlib."""
+    version, minor = settings.python_standalone_version, settings.python_standalone_minor
+    if not python_fits(minor, stubs, numpy_lt2):
+        top = t.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]
+        return PythonChoice(script_python=script_python), [
+            blocker(
+                "python",
+                f"python_standalone_version {version}: this Triton build's stub takes Python {stubs[0]}-{top}",
+                f"point python_standalone_url at a CPython {top} build (and its sha256 and version)",
+            )
+        ]
+    if script_python is None:
+        return PythonChoice(), [
+            blocker("python", "the host has no python3 (3.8+) to run the installer's steps", "apt-get install python3")
+        ]
+    home = Layout(settings).python_standalone_home
+    choice = PythonChoice(
+        python=minor,
+        python_path=f"{home}/bin/python{minor}",
+        libpython_dir=f"{home}/lib",
+        source="standalone",
+        script_python=script_python,
+        pip_cert=t.SYSTEM_CA_BUNDLE if facts.system_ca_bundle else "",
+    )
+    detail = f"standalone CPython {version} at {home} from {settings.python_standalone_url} (chosen by {rule})"
+    if facts.standalone_python_exists:
+        return choice, [ok("python", detail), ok(f"libpython{minor}.so.1.0", f"{home}/lib")]
+    return choice, [missing("python", detail, "run deploy/provision.py (downloads, checks and unpacks it)")]

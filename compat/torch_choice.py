@@ -1,0 +1,159 @@
+"""Which torch wheel the venv gets: the CUDA variant the host's driver runs (cpu without a GPU),
+where it comes from, and the venv's pins."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compat import tables as t
+from compat.assessment import HostFacts, Item, blocker, ok, vkey
+from config.settings import Settings
+
+
+@dataclass(frozen=True)
+class TorchChoice:
+    """The chosen variant (None where none can run) and the venv's exact pins (torch only when chosen)."""
+
+    variant: str | None = None  # "cpu", "cu126"
+    requirement: str | None = None  # "torch==2.14.1+cu126"
+    index: str | None = None  # the variant's index URL, or None (find-links / a mirror)
+    pins: dict[str, str] = field(default_factory=dict)
+
+
+def driver_cuda(nvidia: dict) -> str | None:
+    """The highest CUDA the driver supports: nvidia-smi says; else from the minimum-driver table."""
+    if nvidia.get("cuda_version"):
+        return nvidia["cuda_version"]
+    driver = nvidia.get("driver_version")
+    if not driver:
+        return None
+    best = None
+    for cuda, minimum in t.CUDA_TOOLKIT_DRIVER.items():
+        if vkey(driver) >= vkey(minimum) and (best is None or vkey(cuda) > vkey(best)):
+            best = cuda
+    return best
+
+
+def variant_cuda(variant: str) -> str:
+    """ "cu126" -> "12.6"."""
+    digits = variant[2:]
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
+def _major(cuda: str) -> str:
+    return cuda.split(".")[0]
+
+
+def choose_torch_variant(nvidia: dict, torch_minor: str, variants: tuple[str, ...]) -> tuple[str | None, str]:
+    """(variant, the rule that chose it) for auto on a GPU host, or (None, why none can run).
+
+    The highest variant the driver supports fully (its CUDA <= the driver's); else, by CUDA
+    minor-version compatibility, the newest variant of the driver's CUDA major when the driver
+    meets that major's minimum. CUDA 13 variants need every GPU at compute capability >= 7.5.
+    """
+    cuda = driver_cuda(nvidia)
+    driver = nvidia.get("driver_version") or "?"
+    caps = [vkey(g["compute_capability"]) for g in nvidia.get("gpus", []) if g.get("compute_capability")]
+    min_cc = min(caps, default=None)
+    low_cc = min_cc is not None and min_cc < vkey(t.CUDA13_MIN_COMPUTE_CAPABILITY)
+    usable = [v for v in variants if not (low_cc and vkey(variant_cuda(v)) >= (13,))]
+    if cuda is None:
+        return None, f"driver {driver} reports no CUDA version"
+    full = [v for v in usable if vkey(variant_cuda(v)) <= vkey(cuda)]
+    if full:
+        best = max(full, key=lambda v: vkey(variant_cuda(v)))
+        return best, f"the driver's CUDA {cuda} runs {best} fully (the newest such variant of torch {torch_minor})"
+    major = _major(cuda)
+    minimum = t.CUDA_MAJOR_MIN_DRIVER.get(major)
+    same = [v for v in usable if _major(variant_cuda(v)) == major]
+    if same and minimum and driver != "?" and vkey(driver) >= vkey(minimum):
+        best = max(same, key=lambda v: vkey(variant_cuda(v)))
+        return best, (
+            f"CUDA minor-version compatibility: {best} runs on a CUDA {major}.x driver >= {minimum} "
+            f"(driver {driver}, CUDA {cuda}); no variant of torch {torch_minor} is <= {cuda}"
+        )
+    why = f"driver {driver} supports CUDA {cuda}; torch {torch_minor} has {', '.join(variants)}"
+    if low_cc:
+        why += f" and its CUDA 13 builds need compute capability >= {t.CUDA13_MIN_COMPUTE_CAPABILITY}"
+    return None, why + f", none of CUDA {major}.x"
+
+
+def _torch_fix(nvidia: dict, torch_minor: str, variants: tuple[str, ...]) -> str:
+    """What makes GPU torch possible: an older torch with the driver's CUDA major, or a newer driver."""
+    cuda = driver_cuda(nvidia) or "0"
+    older = [
+        m
+        for m, vs in t.TORCH_CUDA_VARIANTS.items()
+        if vkey(m) < vkey(torch_minor) and choose_torch_variant(nvidia, m, vs)[0]
+    ]
+    lowest = min(variants, key=lambda v: vkey(variant_cuda(v)))
+    need = t.CUDA_MAJOR_MIN_DRIVER.get(_major(variant_cuda(lowest)), "?")
+    hints = []
+    if older:
+        hints.append(f"torch_version {max(older, key=vkey)}.x (its wheels run on CUDA {_major(cuda)}.x)")
+    hints.append(f"an NVIDIA driver >= {need}")
+    hints.append("torch_variant = cpu")
+    return "use " + ", or ".join(hints)
+
+
+def _gpu_item(nvidia: dict | None) -> Item:
+    gpus = (nvidia or {}).get("gpus") or []
+    if gpus:
+        names = ", ".join(f"{g['name']} ({g['compute_capability'] or '?'})" for g in gpus)
+        return ok("gpu", f"driver {nvidia['driver_version']}, CUDA {driver_cuda(nvidia)}: {names}")
+    if (nvidia or {}).get("error"):
+        return ok("gpu", f"nvidia-smi fails ({nvidia['error']}); serving on CPU")
+    return ok("gpu", "no NVIDIA driver: serving on CPU")
+
+
+def _variant(facts: HostFacts, settings: Settings, minor: str) -> tuple[str | None, str, str]:
+    """(variant, the rule that chose it, the fix where it is None)."""
+    variants = t.TORCH_CUDA_VARIANTS.get(minor)
+    gpus = (facts.nvidia or {}).get("gpus") or []
+    variant = settings.torch_variant
+    if variant == "cpu":
+        return "cpu", "torch_variant", ""
+    if variant == "auto" and not gpus:
+        return "cpu", "no GPU", ""
+    if variant == "auto":
+        if variants is None:
+            return (
+                None,
+                f"no CUDA variant table for torch {minor}, so auto cannot choose one",
+                "set torch_variant (cpu or cuXYZ) or a torch_version listed in compat/tables.py",
+            )
+        chosen, rule = choose_torch_variant(facts.nvidia, minor, variants)
+        return chosen, rule, "" if chosen else _torch_fix(facts.nvidia, minor, variants)
+    if variants is not None and variant not in variants:
+        return None, f"torch {minor} has no {variant} wheels", f"use one of: cpu, {', '.join(variants)}"
+    if not gpus:
+        return (
+            None,
+            f"torch_variant = {variant} but the host has no usable GPU",
+            "set torch_variant = auto or cpu, or install the NVIDIA driver",
+        )
+    runs, why = choose_torch_variant(facts.nvidia, minor, (variant,))
+    if runs is None:
+        return None, why, "upgrade the NVIDIA driver, or set torch_variant = auto or cpu"
+    return variant, "torch_variant", ""
+
+
+def choose_torch(facts: HostFacts, settings: Settings) -> tuple[TorchChoice, list[Item]]:
+    """The torch variant (auto: from the driver), the index it comes from, and the venv's pins.
+    Where no variant can run, the pins still hold everything but torch (so the audit checks them)."""
+    pins = {
+        "numpy": settings.numpy_version,
+        "transformers": settings.transformers_version,
+        "tokenizers": settings.tokenizers_version,
+        "huggingface-hub": settings.huggingface_hub_version,
+        "tritonclient": settings.tritonclient_version,
+    }
+    minor = ".".join(settings.torch_version.split(".")[:2])
+    variant, rule, fix = _variant(facts, settings, minor)
+    items = [_gpu_item(facts.nvidia)]
+    if variant is None:
+        return TorchChoice(pins=pins), [*items, blocker("torch", rule, fix)]
+    requirement = f"torch=={settings.torch_version}+{variant}"
+    index = f"{settings.torch_index_url.rstrip('/')}/{variant}" if settings.torch_index_url else None
+    choice = TorchChoice(variant, requirement, index, {"torch": f"{settings.torch_version}+{variant}", **pins})
+    return choice, [*items, ok("torch", f"{requirement} (variant {variant}: {rule})")]
