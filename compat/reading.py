@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyinfra.api.host import Host
 from pyinfra.facts.files import Directory, File
@@ -38,19 +38,6 @@ def gather(host: Host, settings: Settings) -> HostFacts:
     pythons = host.get_fact(PythonInterpreters)
     cache = host.get_fact(LinkerCache)
     triton = host.get_fact(TritonInstall, layout.current)
-    missing: dict[str, list[str]] = {}
-    if triton and triton["server"]:
-        libpythons = [py["libpython"] for py in pythons.values() if py["libpython"]]
-        if settings.python_standalone_url:  # the server runs with the standalone's lib/ too
-            libpythons.append(layout.python_standalone_libpython)
-        lib_path = layout.library_path(libpythons, cache)
-        missing = {
-            path: libs
-            for path, libs in host.get_fact(
-                MissingLibraries, triton_elf_files(layout.current, triton["backends"]), lib_path
-            ).items()
-            if libs
-        }
     env_files = [host.get_fact(File, layout.profile), host.get_fact(File, layout.launcher)]
     standalone = settings.python_standalone_url and host.get_fact(File, f"{layout.python_standalone_home}/.provisioner")
     return HostFacts(
@@ -63,7 +50,6 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         free_venv=host.get_fact(FreeSpace, settings.venv_dir),
         free_persist=host.get_fact(FreeSpace, settings.persist_dir),
         triton=triton,
-        triton_missing_libs=missing,
         venv=host.get_fact(VenvPackages, settings.venv_dir),
         ports=host.get_fact(ListeningPorts),
         init=host.get_fact(InitSystem),
@@ -88,9 +74,24 @@ class HostReading:
         return [g["index"] for g in (self.facts.nvidia or {}).get("gpus", [])]
 
 
+def missing_libraries(host: Host, layout: Layout, facts: HostFacts, libpython_dir: str | None) -> dict[str, list[str]]:
+    """The install's ELF files and what the loader cannot find for each, with the LD_LIBRARY_PATH the
+    server runs with (which depends on the Python the rules chose)."""
+    triton = facts.triton
+    if not (triton and triton["server"]):
+        return {}
+    files = triton_elf_files(layout.current, triton["backends"])
+    lib_path = ":".join(layout.library_dirs(libpython_dir))
+    return {path: libs for path, libs in host.get_fact(MissingLibraries, files, lib_path).items() if libs}
+
+
 def read_host(host: Host, inventory) -> HostReading:
-    """Validate every host's settings (a bad one stops the run before any host is read), then read this one."""
+    """Validate every host's settings (a bad one stops the run before any host is read), then read this one:
+    its facts, the rules' choices, the install's libraries as the chosen Python's server loads them."""
     load_inventory(inventory)
     settings = load(host.data.dict(), host.name)
+    layout = Layout(settings)
     facts = gather(host, settings)
-    return HostReading(settings, Layout(settings), facts, assess(facts, settings))
+    chosen = assess(facts, settings).decisions.libpython_dir
+    facts = replace(facts, triton_missing_libs=missing_libraries(host, layout, facts, chosen))
+    return HostReading(settings, layout, facts, assess(facts, settings))

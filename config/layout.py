@@ -106,12 +106,8 @@ class Layout:
     def venv(self) -> str:
         return self.settings.venv_dir.rstrip("/")
 
-    def library_path(self, libpythons: list[str], linker_cache: dict[str, list[str]]) -> str:
-        """LD_LIBRARY_PATH: Triton's lib/, plus each libpython directory the loader does not search."""
-        dirs = [f"{self.current}/lib"]
-        for path in libpythons:
-            soname = path.rsplit("/", 1)[1]
-            directory = path.rsplit("/", 1)[0]
-            if soname not in linker_cache and directory not in dirs:
-                dirs.append(directory)
-        return ":".join(dirs)
+    def library_dirs(self, libpython_dir: str | None) -> list[str]:
+        """The server's LD_LIBRARY_PATH, in order: Triton's lib/, then the chosen Python's libpython
+        directory where the loader does not search it (Decisions.libpython_dir). env.sh exports it;
+        the audit checks the install's libraries with the same value."""
+        return [f"{self.current}/lib", *([libpython_dir] if libpython_dir else [])]

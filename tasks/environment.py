@@ -17,7 +17,7 @@ from tasks import small_files
 def env_script(layout: Layout, libpython_dir: str | None) -> str:
     """The variables: TRITON_HOME, PATH (venv first: the stub finds python3 there), LD_LIBRARY_PATH, HF_HOME."""
     q = shlex.quote
-    lib_dirs = '"$TRITON_HOME/lib"' + (f":{q(libpython_dir)}" if libpython_dir else "")
+    lib_dirs = ":".join(q(d) for d in layout.library_dirs(libpython_dir))
     return (
         "# Written by triton-provisioner: the environment Triton and its python backend run with.\n"
         f"export TRITON_HOME={q(layout.current)}\n"

@@ -174,7 +174,7 @@ def test_env_script_puts_the_venv_first_and_libpython_on_the_library_path() -> N
     s = settings(persist_dir="/persist")
     text = env_script(Layout(s), "/root/.pyenv/versions/3.11.7/lib")
     assert 'export PATH=/opt/triton/venv/bin:"$TRITON_HOME/bin:$PATH"' in text
-    assert 'LD_LIBRARY_PATH="$TRITON_HOME/lib":/root/.pyenv/versions/3.11.7/lib' in text
+    assert "LD_LIBRARY_PATH=/opt/triton/current/lib:/root/.pyenv/versions/3.11.7/lib" in text
     assert "export HF_HOME=/persist/huggingface" in text
 
 
