@@ -6,7 +6,7 @@ from typing import TypedDict
 
 from pyinfra.api import FactBase, StringCommand
 
-from facts._shell import script_command
+from remote import shell
 
 
 class FileDigest(TypedDict):
@@ -18,11 +18,7 @@ class FileDigests(FactBase[dict[str, FileDigest | None]]):
     """path -> {sha256, mode} for each given path; None where it is not a regular file."""
 
     def command(self, paths: list[str]) -> StringCommand:
-        return script_command(
-            'for p; do if [ -f "$p" ]; then s=$(sha256sum < "$p"); echo "$(stat -c %a "$p") ${s%% *} $p";'
-            ' else echo "- - $p"; fi; done',
-            *paths,
-        )
+        return shell("file_digests.sh", *paths)
 
     @staticmethod
     def default() -> dict[str, FileDigest | None]:

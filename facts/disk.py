@@ -6,7 +6,7 @@ from typing import TypedDict
 
 from pyinfra.api import FactBase, StringCommand
 
-from facts._shell import script_command
+from remote import shell
 
 
 class FreeSpaceData(TypedDict):
@@ -20,11 +20,7 @@ class FreeSpace(FactBase[FreeSpaceData | None]):
     """Free and total bytes of the file system that holds path (or would, once made)."""
 
     def command(self, path: str) -> StringCommand:
-        return script_command(
-            'p="$1"; while [ ! -e "$p" ] && [ "$p" != / ]; do p=$(dirname "$p"); done;'
-            ' echo "PATH=$p"; df -Pk "$p" 2>/dev/null | tail -n +2',
-            path,
-        )
+        return shell("free_space.sh", path)
 
     def process(self, output: list[str]) -> FreeSpaceData | None:
         existing = ""

@@ -6,7 +6,7 @@ import re
 
 from pyinfra.api import FactBase, StringCommand
 
-from facts._shell import script_command
+from remote import shell
 
 _NOT_FOUND = re.compile(r"^\s*(\S+)\s+=>\s+not found")
 
@@ -18,13 +18,7 @@ class MissingLibraries(FactBase[dict[str, list[str]]]):
     """
 
     def command(self, paths: list[str], library_path: str = "") -> StringCommand:
-        return script_command(
-            'LD_LIBRARY_PATH="$1"; export LD_LIBRARY_PATH; shift;'
-            ' for f in "$@"; do [ -f "$f" ] || continue; echo "@file $f";'
-            ' ldd "$f" 2>/dev/null | grep "not found"; done; true',
-            library_path,
-            *paths,
-        )
+        return shell("missing_libraries.sh", library_path, *paths)
 
     @staticmethod
     def default() -> dict[str, list[str]]:
@@ -47,8 +41,8 @@ class MissingLibraries(FactBase[dict[str, list[str]]]):
 class LinkerCache(FactBase[dict[str, list[str]]]):
     """What `ldconfig -p` knows: soname -> paths (64-bit entries of the host's architecture)."""
 
-    def command(self) -> str:
-        return "/sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null || true"
+    def command(self) -> StringCommand:
+        return shell("linker_cache.sh")
 
     @staticmethod
     def default() -> dict[str, list[str]]:

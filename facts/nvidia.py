@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import TypedDict
 
-from pyinfra.api import FactBase
+from pyinfra.api import FactBase, StringCommand
+
+from remote import shell
 
 
 class Gpu(TypedDict):
@@ -25,14 +27,8 @@ class NvidiaData(TypedDict):
 class Nvidia(FactBase[NvidiaData | None]):
     """The driver, its CUDA version and each GPU; None where nvidia-smi is not installed."""
 
-    def command(self) -> str:
-        fields = "index,name,memory.total,driver_version"
-        return (
-            "command -v nvidia-smi >/dev/null 2>&1 || exit 0; echo '@query'; "
-            f"nvidia-smi --query-gpu={fields},compute_cap --format=csv,noheader,nounits 2>&1"
-            f" || nvidia-smi --query-gpu={fields} --format=csv,noheader,nounits 2>&1; "
-            "echo '@header'; nvidia-smi 2>&1 | head -n 6; true"
-        )
+    def command(self) -> StringCommand:
+        return shell("nvidia.sh")
 
     def process(self, output: list[str]) -> NvidiaData | None:
         if not output:

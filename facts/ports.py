@@ -6,7 +6,9 @@ import ipaddress
 import re
 from typing import TypedDict
 
-from pyinfra.api import FactBase
+from pyinfra.api import FactBase, StringCommand
+
+from remote import shell
 
 
 class Listener(TypedDict):
@@ -19,13 +21,8 @@ class Listener(TypedDict):
 class ListeningPorts(FactBase[dict[int, list[Listener]]]):
     """port -> listeners, read from /proc/net/tcp{,6} and /proc/*/fd; needs no ss or netstat."""
 
-    def command(self) -> str:
-        return (
-            'cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk \'$4 == "0A" {print "L", $2, $10}\';'
-            " for d in /proc/[0-9]*; do"
-            " s=$(ls -l \"$d/fd\" 2>/dev/null | grep -o 'socket:\\[[0-9]*\\]' | tr -dc '0-9\\n' | tr '\\n' ' ');"
-            ' [ -n "$s" ] && echo "P ${d#/proc/} $(cat "$d/comm" 2>/dev/null | tr \' \' _) $s"; done; true'
-        )
+    def command(self) -> StringCommand:
+        return shell("listening_ports.sh")
 
     @staticmethod
     def default() -> dict[int, list[Listener]]:

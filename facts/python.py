@@ -4,21 +4,13 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from pyinfra.api import FactBase
+from pyinfra.api import FactBase, StringCommand
+
+from remote import shell, source
 
 # Minor versions looked for: every one a python backend stub exists for (pytriton 0.7.0: 3.8-3.13),
 # and 3.14 so that the audit names it where it is the only one.
 PROBED_VERSIONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
-
-# Runs inside each interpreter; must stay valid Python 3.8. Prints one tab-separated line.
-_PROBE = (
-    "import sys,os,sysconfig,importlib.util as u;"
-    "v='%d.%d'%sys.version_info[:2];so='libpython%s.so.1.0'%v;"
-    "d=sysconfig.get_config_var('LIBDIR') or '';m=sysconfig.get_config_var('MULTIARCH') or '';"
-    "c=[p for p in (os.path.join(d,so),os.path.join(d,m,so)) if os.path.exists(p)];"
-    "venv=all(u.find_spec(n) for n in ('venv','ensurepip'));"
-    "print('\\t'.join(['PY',v,sys.executable,sys.version.split()[0],c[0] if c else '',str(int(venv))]))"
-)
 
 
 class PythonInterpreter(TypedDict):
@@ -32,13 +24,8 @@ class PythonInterpreter(TypedDict):
 class PythonInterpreters(FactBase[dict[str, PythonInterpreter]]):
     """Each python3.X (3.8 to 3.14) on PATH, keyed by minor version; {} where there is none."""
 
-    def command(self) -> str:
-        versions = " ".join(PROBED_VERSIONS)
-        return (
-            f"for v in {versions}; do p=$(command -v python$v 2>/dev/null) || continue; "
-            f'"$p" -c "{_PROBE}" 2>/dev/null || printf \'BROKEN\\t%s\\t%s\\n\' "$v" "$p"; '
-            "done; true"
-        )
+    def command(self) -> StringCommand:
+        return shell("pythons.sh", source("python_probe.py"), *PROBED_VERSIONS)
 
     @staticmethod
     def default() -> dict[str, PythonInterpreter]:

@@ -6,7 +6,7 @@ from typing import TypedDict
 
 from pyinfra.api import FactBase, StringCommand
 
-from facts._shell import script_command
+from remote import shell
 
 
 class ServerStateData(TypedDict):
@@ -26,34 +26,7 @@ class ServerState(FactBase[ServerStateData]):
     """The server started from run_dir: alive (by pid file and /proc cmdline), its config hash, ready."""
 
     def command(self, run_dir: str, http_host: str, http_port: int, models_dir: str) -> StringCommand:
-        # On a systemd host the unit's MainPID is the server (systemd may have restarted it since
-        # the pid file was written); the pid file's process, if another live one, is then stale.
-        return script_command(
-            'r="$1"; unit="$5"\n'
-            'alive() { [ -n "$1" ] && [ "$1" != 0 ] && tr "\\0" " " < "/proc/$1/cmdline" 2>/dev/null'
-            ' | grep -q tritonserver && ! grep -q "^State:.*Z" "/proc/$1/status" 2>/dev/null; }\n'
-            'pid=$(cat "$r/tritonserver.pid" 2>/dev/null); upid=""\n'
-            'if [ -d /run/systemd/system ] && [ -f "$unit" ]; then\n'
-            '  echo "UNITSHA=$(sha256sum < "$unit" | cut -d" " -f1)"\n'
-            '  [ "$(systemctl is-enabled tritonserver.service 2>/dev/null)" = enabled ] && echo UNIT_ENABLED\n'
-            "  systemctl is-active --quiet tritonserver.service && echo UNIT_ACTIVE\n"
-            "  upid=$(systemctl show -p MainPID --value tritonserver.service 2>/dev/null)\n"
-            "fi\n"
-            'if alive "$upid"; then echo "PID=$upid"; alive "$pid" && [ "$pid" != "$upid" ] && echo "STALE=$pid"\n'
-            'elif alive "$pid"; then echo "PID=$pid"; else upid=""; pid=""; fi\n'
-            '[ -f "$r/config.hash" ] && echo "HASH=$(cat "$r/config.hash")"\n'
-            "python3 -c \"import urllib.request as u,sys; u.urlopen(sys.argv[1], timeout=2); print('READY')\""
-            ' "http://$2:$3/v2/health/ready" 2>/dev/null\n'
-            'for p in /proc/[0-9]*; do c=$(tr "\\0" " " < "$p/cmdline" 2>/dev/null) || continue\n'
-            '  case "$c" in *tritonserver*"--model-repository $4 "*)'
-            ' case " $pid $upid " in *" ${p#/proc/} "*) ;; *) echo "STALE=${p#/proc/}";; esac;; esac\n'
-            "done; true",
-            run_dir,
-            http_host,
-            str(http_port),
-            models_dir,
-            UNIT_PATH,
-        )
+        return shell("server_state.sh", run_dir, http_host, http_port, models_dir, UNIT_PATH)
 
     @staticmethod
     def default() -> ServerStateData:

@@ -6,7 +6,9 @@ import re
 import shlex
 from typing import TypedDict
 
-from pyinfra.api import FactBase
+from pyinfra.api import FactBase, StringCommand
+
+from remote import shell
 
 
 class OsReleaseData(TypedDict):
@@ -21,8 +23,8 @@ class OsReleaseData(TypedDict):
 class OsRelease(FactBase[OsReleaseData | None]):
     """The host's /etc/os-release and machine architecture; None where neither is readable."""
 
-    def command(self) -> str:
-        return 'cat /etc/os-release 2>/dev/null; echo "ARCH=$(uname -m)"'
+    def command(self) -> StringCommand:
+        return shell("os_release.sh")
 
     def process(self, output: list[str]) -> OsReleaseData | None:
         values: dict[str, str] = {}
@@ -59,13 +61,8 @@ def _version_key(v: str) -> tuple[int, ...]:
 class CRuntime(FactBase[CRuntimeData]):
     """glibc version and the highest GLIBCXX_ version the host's libstdc++.so.6 provides."""
 
-    def command(self) -> str:
-        return (
-            "getconf GNU_LIBC_VERSION 2>/dev/null || true; "
-            "for f in $( (/sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null)"
-            " | awk '$1 == \"libstdc++.so.6\" {print $NF}'); do"
-            " grep -ao 'GLIBCXX_[0-9][0-9.]*[0-9]' \"$f\" 2>/dev/null; done | sort -u"
-        )
+    def command(self) -> StringCommand:
+        return shell("c_runtime.sh")
 
     @staticmethod
     def default() -> CRuntimeData:
@@ -97,13 +94,8 @@ class InitSystem(FactBase[InitSystemData]):
     Only the names of notebook environment variables are read, never their values.
     """
 
-    def command(self) -> str:
-        return (
-            'echo "PID1=$(cat /proc/1/comm 2>/dev/null)"; '
-            "[ -d /run/systemd/system ] && echo SYSTEMD_BOOTED; "
-            "[ -d /content ] && echo CONTENT_DIR; "
-            "env | cut -d= -f1 | grep -E '^(COLAB_|KAGGLE_)' | sed 's/^/ENV=/'; true"
-        )
+    def command(self) -> StringCommand:
+        return shell("init_system.sh")
 
     @staticmethod
     def default() -> InitSystemData:

@@ -7,7 +7,7 @@ from typing import TypedDict
 
 from pyinfra.api import FactBase, StringCommand
 
-from facts._shell import script_command
+from remote import shell
 
 # The libpython a python backend stub links, as its ELF dynamic section names it (grep -E):
 # "libpython3.10.so.1.0", or pytriton's vendored "libpython3-419a3a08.13.so.1.0".
@@ -37,19 +37,7 @@ class TritonInstall(FactBase[TritonInstallData | None]):
     """The Triton install at home; None where there is none."""
 
     def command(self, home: str) -> StringCommand:
-        return script_command(
-            'h="$1"; [ -d "$h" ] || exit 0; echo "REAL=$(readlink -f "$h")";'
-            ' [ -x "$h/bin/tritonserver" ] && echo SERVER;'
-            ' [ -f "$h/TRITON_VERSION" ] && echo "VERSION=$(head -n 1 "$h/TRITON_VERSION")";'
-            ' for b in "$h"/backends/*/; do [ -d "$b" ] && echo "BACKEND=$(basename "$b")"; done;'
-            ' [ -f "$h/backends/python/triton_python_backend_stub" ] && echo PYSTUB'
-            ' "STUBLIB=$(grep -aoE "$2" "$h/backends/python/triton_python_backend_stub" | head -n 1)";'
-            ' for s in "$h"/python_backend_stubs/*/triton_python_backend_stub; do'
-            ' [ -f "$s" ] && echo "STUB=$(basename "$(dirname "$s")")"; done;'
-            ' [ -f "$h/.provisioner" ] && sed "s/^/MANIFEST=/" "$h/.provisioner"; true',
-            home,
-            STUB_LIBPYTHON_RE,
-        )
+        return shell("triton_install.sh", home, STUB_LIBPYTHON_RE)
 
     def process(self, output: list[str]) -> TritonInstallData | None:
         if not output:

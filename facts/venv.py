@@ -6,16 +6,7 @@ from typing import TypedDict
 
 from pyinfra.api import FactBase, StringCommand
 
-from facts._shell import script_command
-
-# importlib.metadata sees what pip installed, with local versions such as 2.5.1+cu124,
-# which pyinfra's pip facts (a `pip freeze` regex) skip. Valid Python 3.8.
-_PROBE = (
-    "import sys,importlib.metadata as m;"
-    "print('PY', '%d.%d.%d' % sys.version_info[:3]);"
-    "[print('PKG', (d.metadata['Name'] or '').lower().replace('_','-'), d.version)"
-    " for d in m.distributions()]"
-)
+from remote import shell, source
 
 
 class VenvData(TypedDict):
@@ -27,11 +18,7 @@ class VenvPackages(FactBase[VenvData | None]):
     """The venv's Python version and packages; None where the venv does not exist."""
 
     def command(self, venv_dir: str) -> StringCommand:
-        return script_command(
-            '[ -x "$1/bin/python" ] || exit 0; "$1/bin/python" -c "$2" 2>/dev/null || echo BROKEN',
-            venv_dir,
-            _PROBE,
-        )
+        return shell("venv_packages.sh", venv_dir, source("venv_probe.py"))
 
     def process(self, output: list[str]) -> VenvData | None:
         if not output:

@@ -9,7 +9,7 @@ reqs=requirements.txt
 
 apt_needs=(debootstrap openssh-server openssh-client ca-certificates util-linux mount tar procps)
 # the e2e tests make a standalone-Python stand-in from the controller's CPython (tests/e2e/artifacts.py)
-[ "${1:-}" = "--test" ] && apt_needs+=(patchelf)
+[ "${1:-}" = "--test" ] && apt_needs+=(patchelf shellcheck)
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
   for pkg in "${apt_needs[@]}"; do

@@ -6,7 +6,7 @@ from pyinfra import host
 from pyinfra.api import operation
 from pyinfra.facts.files import Sha256File
 
-from tasks._script import python_script
+import remote
 
 
 @operation()
@@ -16,4 +16,4 @@ def downloaded(url: str, sha256: str, dest: str, python: str = "python3"):
     if host.get_fact(Sha256File, path=dest) == sha256:
         host.noop(f"{dest} cached, sha256 verified")
         return
-    yield python_script(python, "fetch.py", url, dest, sha256)
+    yield remote.python(python, "fetch.py", url, dest, sha256)

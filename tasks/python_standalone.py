@@ -7,7 +7,7 @@ from pyinfra import host
 from pyinfra.api import operation
 from pyinfra.facts.files import File
 
-from tasks._script import python_script
+import remote
 
 
 @operation()
@@ -20,4 +20,4 @@ def unpacked(archive: str, home: str, minor: str, python: str = "python3"):
     if host.get_fact(File, path=f"{home}/.provisioner"):
         host.noop(f"CPython {minor} at {home}")
         return
-    yield python_script(python, "unpack_python.py", archive, home, minor)
+    yield remote.python(python, "unpack_python.py", archive, home, minor)

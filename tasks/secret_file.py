@@ -16,13 +16,9 @@ from io import StringIO
 from pyinfra import host
 from pyinfra.api import FunctionCommand, QuoteString, StringCommand, operation
 
+import remote
 from facts.digests import FileDigests
 
-# $1 staged file, $2 destination: written under umask 077 into DEST.new, then renamed over DEST.
-_INSTALL = (
-    'set -e; umask 077; mkdir -p "$(dirname "$2")"; rm -f "$2.new"\n'
-    'cat "$1" > "$2.new"; chmod 600 "$2.new"; mv -f "$2.new" "$2"\n'
-)
 # What `mktemp -d` prints: a directory whose last part is tmp.XXXXXXXXXX (anything else: refused).
 _MKTEMP_DIR = re.compile(r"^/[A-Za-z0-9_./-]*/tmp\.[A-Za-z0-9]{6,}$")
 
@@ -57,7 +53,7 @@ def _put_secret(host, dest: str, secret: Secret, connector_arguments: dict) -> b
         if not host.put_file(StringIO(str(secret)), staged, **as_user):
             return False
         ok, _ = host.run_shell_command(
-            StringCommand("sh", "-c", QuoteString(_INSTALL), "_", QuoteString(staged), QuoteString(dest)),
+            remote.shell("secret_install.sh", staged, dest),
             **connector_arguments,
         )
         return ok

@@ -6,15 +6,15 @@ import hashlib
 import re
 
 from pyinfra import host
-from pyinfra.api import FunctionCommand, OperationError, QuoteString, StringCommand, operation
+from pyinfra.api import FunctionCommand, OperationError, operation
 from pyinfra.facts.files import FileContents
 
+import remote
 from config.layout import Layout
 from config.settings import Settings
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState
 from facts.system import InitSystem
-from tasks._script import python_script
 
 READY_TIMEOUT_S = 180
 
@@ -59,34 +59,6 @@ def config_hash(args: list[str], models: dict[str, bytes], install: str, venv_pi
     return h.hexdigest()[:32]
 
 
-# Stop one pid, only while it is a tritonserver: TERM, then KILL after 30 s (Triton's exit timeout).
-_STOP_PID = (
-    "stop_pid() {\n"
-    '  tr "\\0" " " < "/proc/$1/cmdline" 2>/dev/null | grep -q tritonserver || return 0\n'
-    '  echo "stopping Triton pid $1" >&2; kill -TERM "$1" 2>/dev/null || true; i=0\n'
-    '  while [ -d "/proc/$1" ] && ! grep -q "^State:.*Z" "/proc/$1/status" 2>/dev/null && [ $i -lt 150 ];'
-    " do sleep 0.2; i=$((i+1)); done\n"
-    '  kill -KILL "$1" 2>/dev/null || true\n'
-    "}\n"
-)
-# $1 run dir, $2 launcher, $3 config hash, $4 stale pids; the rest: tritonserver's arguments.
-_START = _STOP_PID + (
-    'set -e; run="$1"; launcher="$2"; hash="$3"; stale="$4"; shift 4\n'
-    'mkdir -p "$run"\n'
-    'for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $stale; do stop_pid "$p"; done\n'
-    'rm -f "$run/tritonserver.pid" "$run/config.hash" "$run/proof.txt"\n'
-    'echo "--- start $(date -u +%FT%TZ)" >> "$run/tritonserver.log"\n'
-    'setsid "$launcher" tritonserver "$@" >> "$run/tritonserver.log" 2>&1 < /dev/null &\n'
-    'echo $! > "$run/tritonserver.pid"; echo "$hash" > "$run/config.hash"\n'
-    'echo "started Triton pid $(cat "$run/tritonserver.pid")" >&2\n'
-)
-# $1 run dir, $2 stale pids
-_STOP = _STOP_PID + (
-    'run="$1"; for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $2; do stop_pid "$p"; done\n'
-    'rm -f "$run/tritonserver.pid" "$run/config.hash"\n'
-)
-
-
 UNIT = UNIT_PATH
 _SYSTEMD_PLAIN = re.compile(r"[A-Za-z0-9_./:=,+@%-]+")  # after % was doubled
 
@@ -122,19 +94,6 @@ def systemd_unit(s: Settings, layout: Layout) -> str:
         f"StandardOutput=append:{log}\nStandardError=append:{log}\nStandardInput=null\n\n"
         "[Install]\nWantedBy=multi-user.target\n"
     )
-
-
-# $1 unit path, $2 unit text, $3 run dir, $4 config hash, $5 stale pids: stop our detached servers,
-# install the unit, enable it (started at boot), (re)start it, record the pid and hash.
-_START_SYSTEMD = _STOP_PID + (
-    'set -e; mkdir -p "$3"; for p in $5; do stop_pid "$p"; done\n'
-    'printf "%s" "$2" > "$1.new"; mv "$1.new" "$1"; rm -f "$3/proof.txt" "$3/config.hash"\n'
-    'echo "--- start $(date -u +%FT%TZ)" >> "$3/tritonserver.log"\n'
-    "systemctl daemon-reload; systemctl enable --quiet tritonserver.service\n"
-    "systemctl restart tritonserver.service\n"
-    'systemctl show -p MainPID --value tritonserver.service > "$3/tritonserver.pid"; echo "$4" > "$3/config.hash"\n'
-    'echo "started Triton (tritonserver.service) pid $(cat "$3/tritonserver.pid")" >&2\n'
-)
 
 
 def _port_holders(s: Settings, ours: set[int]) -> list[str]:
@@ -182,35 +141,15 @@ def running(
         raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
     stale = " ".join(str(p) for p in state["stale"])
     if systemd:
-        yield StringCommand(
-            "sh",
-            "-c",
-            QuoteString(_START_SYSTEMD),
-            "_",
-            QuoteString(UNIT),
-            QuoteString(unit),
-            QuoteString(layout.run),
-            QuoteString(wanted_hash),
-            QuoteString(stale),
-        )
+        yield remote.shell("server_start_systemd.sh", UNIT, unit, layout.run, wanted_hash, stale)
     else:
-        yield StringCommand(
-            "sh",
-            "-c",
-            QuoteString(_START),
-            "_",
-            QuoteString(layout.run),
-            QuoteString(layout.launcher),
-            QuoteString(wanted_hash),
-            QuoteString(stale),
-            *(QuoteString(a) for a in server_args(s, layout)),
-        )
+        yield remote.shell("server_start.sh", layout.run, layout.launcher, wanted_hash, stale, *server_args(s, layout))
     proof_file = f"{layout.run}/proof.txt"
     env = {"TRITON_PROOF_FILE": proof_file}
     ready_args = [f"{layout.run}/tritonserver.pid", f"{layout.run}/tritonserver.log", str(READY_TIMEOUT_S)]
-    yield python_script(python, "wait_ready.py", http_host, str(s.triton_http_port), *ready_args, *models, env=env)
+    yield remote.python(python, "wait_ready.py", http_host, str(s.triton_http_port), *ready_args, *models, env=env)
     if verify and verify != "[]":
-        yield python_script(
+        yield remote.python(
             "python3",
             "verify_models.py",
             f"{http_host}:{s.triton_http_port}",
@@ -243,11 +182,4 @@ def stopped(s: Settings, layout: Layout):
         return
     if unit_on:
         yield "systemctl disable --now --quiet tritonserver.service"
-    yield StringCommand(
-        "sh",
-        "-c",
-        QuoteString(_STOP),
-        "_",
-        QuoteString(layout.run),
-        QuoteString(" ".join(str(p) for p in state["stale"])),
-    )
+    yield remote.shell("server_stop.sh", layout.run, " ".join(str(p) for p in state["stale"]))

@@ -6,10 +6,10 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 from pyinfra.facts.files import Link
 
+import remote
 from compat.assessment import Decisions
 from config.layout import Layout
 from facts.triton import TritonInstall
-from tasks._script import python_script
 
 
 def version_dir_name(version: str, sha256: str, stub_python: str) -> str:
@@ -53,7 +53,7 @@ def installed(
         and found["manifest"].get("stub_python") == stub_python
     )
     if not complete:
-        yield python_script(
+        yield remote.python(
             python,
             "unpack_triton.py",
             source,

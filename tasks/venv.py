@@ -14,6 +14,7 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 from pyinfra.facts.files import File
 
+import remote
 from facts.venv import VenvData, VenvPackages
 
 # Extras to install with a package (the verifier calls Triton over HTTP and gRPC).
@@ -59,36 +60,6 @@ def _restores(venv: VenvData | None, python_minor: str, requirements: dict[str, 
     return bool(host.get_fact(File, path=snapshot))
 
 
-# $1 venv, $2 snapshot: unpack beside the venv, then swap; a damaged snapshot is removed, the venv kept.
-# The size saved beside it catches a snapshot cut at a member boundary, which tar itself accepts.
-_RESTORE = (
-    'v="$1"; snap="$2"; rm -rf "$v.new" "$v.old"; mkdir -p "$v.new"\n'
-    'if [ "$(stat -c %s "$snap")" != "$(cat "$snap.size" 2>/dev/null)" ] || ! tar -xf "$snap" -C "$v.new"'
-    ' || [ ! -x "$v.new/bin/python" ]; then rm -rf "$v.new" "$snap" "$snap.size"\n'
-    '  echo "venv snapshot $snap could not be unpacked; removed it. Run again to install from the wheelhouse." >&2\n'
-    "  exit 1; fi\n"
-    '[ ! -e "$v" ] || mv -T "$v" "$v.old"; mv -T "$v.new" "$v"; rm -rf "$v.old"\n'
-)
-
-
-# $1 venv, $2 snapshot, $3 token, $4 the restore script: run it detached under the venv's lock;
-# its exit status lands in VENV.restore-TOKEN.rc (written aside, then renamed), its output in .log.
-# The files of jobs that finished in an earlier run (their .rc written) are removed first.
-_RESTORE_START = (
-    'v="$1"; job="$v.restore-$3"; mkdir -p "$(dirname "$v")"\n'
-    'for f in "$v".restore-*.rc; do [ ! -e "$f" ] || rm -f "$f" "${f%.rc}.log"; done\n'
-    '(setsid sh -c \'flock -w 900 "$1.lock" sh -c "$4" _ "$1" "$2"; echo $? > "$1.restore-$3.tmp";'
-    ' mv "$1.restore-$3.tmp" "$1.restore-$3.rc"\' _ "$v" "$2" "$3" "$4" > "$job.log" 2>&1 < /dev/null &)\n'
-)
-# $1 venv, $2 token: wait for that job, show its output, exit with its status.
-_RESTORE_WAIT = (
-    'job="$1.restore-$2"; i=0; while [ ! -e "$job.rc" ]; do\n'
-    '  [ $i -lt 9000 ] || { echo "the venv restore did not finish in 900 s ($job.log)" >&2; exit 1; }\n'
-    "  sleep 0.1; i=$((i+1)); done\n"
-    'cat "$job.log" >&2; rc=$(cat "$job.rc"); rm -f "$job.rc" "$job.log"; exit "$rc"\n'
-)
-
-
 @operation()
 def restore_started(venv_dir: str, python_minor: str, requirements: dict[str, str], snapshot: str, token: str):
     """Start unpacking the venv snapshot in the background, so that the steps that do not need the
@@ -96,16 +67,7 @@ def restore_started(venv_dir: str, python_minor: str, requirements: dict[str, st
     if not _restores(host.get_fact(VenvPackages, venv_dir), python_minor, requirements, snapshot):
         host.noop("no venv to unpack from a snapshot")
         return
-    yield StringCommand(
-        "sh",
-        "-c",
-        QuoteString(_RESTORE_START),
-        "_",
-        QuoteString(venv_dir),
-        QuoteString(snapshot),
-        QuoteString(token),
-        QuoteString(_RESTORE),
-    )
+    yield remote.shell("venv_restore_start.sh", venv_dir, snapshot, token, remote.source("venv_restore.sh"))
 
 
 @operation()
@@ -125,33 +87,18 @@ def created(
     (its log is there when it was started: it may have finished, or failed, by now).
     """
     if restore_token and host.get_fact(File, path=f"{venv_dir}.restore-{restore_token}.log"):
-        yield StringCommand(
-            "sh", "-c", QuoteString(_RESTORE_WAIT), "_", QuoteString(venv_dir), QuoteString(restore_token)
-        )
+        yield remote.shell("venv_restore_wait.sh", venv_dir, restore_token)
         return
     venv = host.get_fact(VenvPackages, venv_dir)
     if _restores(venv, python_minor, requirements, snapshot):
-        yield StringCommand(
-            *pip_locked(venv_dir), "sh", "-c", QuoteString(_RESTORE), "_", QuoteString(venv_dir), QuoteString(snapshot)
-        )
+        yield StringCommand(*pip_locked(venv_dir), remote.shell("venv_restore.sh", venv_dir, snapshot))
         return
     if _usable(venv, python_minor):
         host.noop(f"venv {venv_dir} is Python {venv['python']}")
         return
     # A venv is not relocatable (its scripts name its path), so it is made at venv_dir itself;
     # a replaced one waits aside and comes back if the new one cannot be made.
-    yield StringCommand(
-        "sh",
-        "-c",
-        QuoteString(
-            'v="$2"; rm -rf "$v.old"; [ ! -e "$v" ] || mv -T "$v" "$v.old";'
-            ' if "$1" -m venv "$v"; then rm -rf "$v.old"; else rm -rf "$v";'
-            ' [ ! -e "$v.old" ] || mv -T "$v.old" "$v"; exit 1; fi'
-        ),
-        "_",
-        QuoteString(python),
-        QuoteString(venv_dir),
-    )
+    yield remote.shell("venv_create.sh", python, venv_dir)
 
 
 @operation()
@@ -162,19 +109,7 @@ def snapshot_saved(venv_dir: str, snapshot: str):
         host.noop(f"venv snapshot {snapshot} kept")
         return
     folder, name = snapshot.rsplit("/", 1)
-    yield StringCommand(
-        "sh",
-        "-c",
-        QuoteString(
-            'mkdir -p "$2" && tar -cf "$3.part" -C "$1" . && stat -c %s "$3.part" > "$3.size" && mv "$3.part" "$3"'
-            ' && find "$2" -maxdepth 1 -name "*.tar*" ! -name "$4" ! -name "$4.size" -delete'
-        ),
-        "_",
-        QuoteString(venv_dir),
-        QuoteString(folder),
-        QuoteString(snapshot),
-        QuoteString(name),
-    )
+    yield remote.shell("venv_snapshot.sh", venv_dir, folder, snapshot, name)
 
 
 def pip_locked(venv_dir: str) -> list:

@@ -43,7 +43,7 @@ def test_host_data_is_passed_as_arguments_not_pasted() -> None:
 
     evil = "/tmp/x'; touch /pwned; '"
     raw = FreeSpace().command(evil).get_raw_value()
-    script, arg = raw.split(" _ ", 1)
+    script, arg = raw.split(" free_space.sh ", 1)
     assert "pwned" not in script
     import shlex
 

@@ -11,3 +11,38 @@ def test_ruff_check_and_format() -> None:
     for args in (["check", "."], ["format", "--check", "."]):
         res = subprocess.run([sys.executable, "-m", "ruff", *args], cwd=REPO, capture_output=True, text=True)
         assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_host_shell_scripts_pass_shellcheck() -> None:
+    """The shell scripts that run on hosts, as POSIX sh (Debian's dash runs them), includes followed."""
+    import os
+    import shutil
+
+    import pytest
+
+    import remote
+
+    if not shutil.which("shellcheck"):
+        if os.environ.get("CI"):
+            pytest.fail("shellcheck is missing: bash scripts/setup.sh --test installs it")
+        pytest.skip("shellcheck is not installed (bash scripts/setup.sh --test installs it)")
+    shell_scripts = [str(p) for p in remote.scripts() if p.suffix == ".sh"]
+    assert len(shell_scripts) >= 20
+    res = subprocess.run(
+        ["shellcheck", "--shell=sh", "--external-sources", *shell_scripts],
+        cwd=remote.REMOTE,
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_host_python_scripts_compile_for_python_3_8() -> None:
+    """What runs on a host's python3 (3.8+) as sent: shared pieces inlined, no newer syntax."""
+    import ast
+
+    import remote
+
+    for path in remote.scripts():
+        if path.suffix == ".py":
+            ast.parse(remote.source(path.name), filename=path.name, feature_version=(3, 8))

@@ -6,7 +6,7 @@ One file per case in tests/fixtures/operations/<module>.<operation>/<case>.json:
      "commands": ["..."]}            or "noop": "why"     or "error": "part of the message"
 
 `s`/`settings` args are settings overrides (validated by config.settings.load); `layout: true`
-passes the Layout of those settings; `files` maps dest -> [text, mode]. Scripts from tasks/scripts
+passes the Layout of those settings; `files` maps dest -> [text, mode]. Scripts from remote/
 appear as <script NAME>, uploads as <upload CONTENT to DEST>.
 """
 
@@ -26,13 +26,14 @@ from pyinfra.api import FileUploadCommand, FunctionCommand, StringCommand
 from pyinfra.api.exceptions import OperationError
 from pyinfra.context import ctx_host
 
+import remote
 from config.layout import Layout
 from config.settings import load
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
 CASES = sorted(FIXTURES.glob("*/*.json"))
 TASKS = Path(__file__).parents[2] / "tasks"
-SCRIPTS = {shlex.quote(p.read_text()): f"<script {p.name}>" for p in sorted((TASKS / "scripts").glob("*.py"))}
+SCRIPTS = {shlex.quote(remote.source(p.name)): f"<script {p.name}>" for p in remote.scripts()}
 
 
 class FixtureHost:

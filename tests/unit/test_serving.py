@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
+import remote
 from config.layout import Layout
 from config.models import parse_models
 from config.settings import SettingsError, load
@@ -16,14 +16,8 @@ from tasks.triton_install import version_dir_name
 from tasks.venv import pip_requirement, wheelhouse_key
 
 LOGS = Path(__file__).parents[1] / "fixtures" / "logs"
-_spec = importlib.util.spec_from_file_location("wait_ready", Path(__file__).parents[2] / "tasks/scripts/wait_ready.py")
-wait_ready = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(wait_ready)
-_vspec = importlib.util.spec_from_file_location(
-    "verify_models", Path(__file__).parents[2] / "tasks/scripts/verify_models.py"
-)
-verify_models = importlib.util.module_from_spec(_vspec)
-_vspec.loader.exec_module(verify_models)
+wait_ready = remote.load("wait_ready.py")
+verify_models = remote.load("verify_models.py")
 
 
 def settings(**data):

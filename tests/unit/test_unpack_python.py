@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import tarfile
 from pathlib import Path
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location(
-    "unpack_python", Path(__file__).parents[2] / "tasks/scripts/unpack_python.py"
-)
-unpack_python = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(unpack_python)
+import remote
+
+unpack_python = remote.load("unpack_python.py")
 
 
 def _archive(path: Path, *members: tarfile.TarInfo) -> Path:

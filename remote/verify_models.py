@@ -13,6 +13,7 @@ import sys
 import numpy as np
 import tritonclient.grpc as tgrpc
 import tritonclient.http as thttp
+from _common import proof
 
 TEXTS = [
     "a fine day",
@@ -96,15 +97,6 @@ def same(served, local, name, atol=1e-4):
                 raise AssertionError(f"{name}.{key}: served {have.ravel()[:3]} != in-process {want.ravel()[:3]}")
         elif not np.allclose(have, want, atol=atol, rtol=1e-3):
             raise AssertionError(f"{name}.{key}: served and in-process differ by {np.abs(have - want).max()}")
-
-
-def proof(line: str) -> None:
-    """Say it on stderr, and append it to $TRITON_PROOF_FILE, which the deploy shows."""
-    print(line, file=sys.stderr, flush=True)
-    path = os.environ.get("TRITON_PROOF_FILE")
-    if path:
-        with open(path, "a") as f:
-            f.write(line + "\n")
 
 
 def main(http_url, grpc_url, repository, in_process, spec_json):

@@ -6,11 +6,12 @@ On failure prints the server log lines that explain it, and exits 1. Runs on the
 """
 
 import json
-import os
 import sys
 import time
 import urllib.error
 import urllib.request
+
+from _common import proof
 
 # Server log patterns -> (cause, fix). The first that matches a line explains it.
 CAUSES = [
@@ -131,15 +132,6 @@ def smoke(base: str) -> None:
     if out.get("LENGTH") != [5, 6] or out.get("UPPER") != ["HELLO", "TRITON"]:
         raise RuntimeError(f"smoke inference answered {out}")
     proof(f"ready: smoke inference answered {out}")
-
-
-def proof(line: str) -> None:
-    """Say it on stderr, and append it to $TRITON_PROOF_FILE, which the deploy shows."""
-    print(line, file=sys.stderr, flush=True)
-    path = os.environ.get("TRITON_PROOF_FILE")
-    if path:
-        with open(path, "a") as f:
-            f.write(line + "\n")
 
 
 def main(address: str, port: str, pid_file: str, log: str, timeout: str, *models: str) -> int:

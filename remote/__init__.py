@@ -1,0 +1,62 @@
+"""Code that runs on the target host, in one place: shell scripts (`*.sh`) and Python scripts
+(`*.py`, for the host's python3 3.8+), and the one command builder facts and operations use.
+
+A script travels inside the command (`sh -c SOURCE NAME ARGS...`, `python3 -c SOURCE ARGS...`);
+host data only ever reaches it as quoted arguments, never pasted into its text. Shared pieces are
+written once and inlined on sending: a shell line `. ./lib.sh` becomes lib.sh's text, a Python line
+`from _common import ...` becomes _common.py's text (both also work as written, for shellcheck and
+for the unit tests that import a script).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+from pyinfra.api import QuoteString, StringCommand
+
+REMOTE = Path(__file__).resolve().parent
+_SHELL_INCLUDE = re.compile(r"^\. \./(?P<name>[a-z_]+\.sh)$", re.MULTILINE)
+_PYTHON_INCLUDE = re.compile(r"^from (?P<name>_[a-z_]+) import [A-Za-z_, ]+$", re.MULTILINE)
+
+
+@cache
+def source(name: str) -> str:
+    """A script's text as sent to the host, its shared pieces inlined."""
+    text = (REMOTE / name).read_text()
+    if name.endswith(".sh"):
+        return _SHELL_INCLUDE.sub(lambda m: source(m["name"]).rstrip("\n"), text)
+    return _PYTHON_INCLUDE.sub(lambda m: (REMOTE / f"{m['name']}.py").read_text().rstrip("\n"), text)
+
+
+def shell(name: str, *args: str | int) -> StringCommand:
+    """`sh -c SCRIPT NAME ARG...`: the script reads its arguments as "$1", "$2" ... or "$@"."""
+    return StringCommand("sh", "-c", QuoteString(source(name)), name, *(QuoteString(str(a)) for a in args))
+
+
+def python(
+    interpreter: str, name: str, *args: str, via: str | None = None, env: dict[str, str] | None = None
+) -> StringCommand:
+    """`[env K=V] [VIA] PYTHON -c SCRIPT ARG...`. via is a launcher that sets the environment first
+    (the interpreter is then found on its PATH)."""
+    prefix: list = ["env", *(QuoteString(f"{k}={v}") for k, v in (env or {}).items())] if env else []
+    if via:
+        prefix.append(QuoteString(via))
+    return StringCommand(
+        *prefix, QuoteString(interpreter), "-c", QuoteString(source(name)), *(QuoteString(a) for a in args)
+    )
+
+
+def load(name: str) -> ModuleType:
+    """Import a Python host script here, as sent (its shared pieces inlined): for the unit tests."""
+    module = ModuleType(name.removesuffix(".py"))
+    module.__file__ = str(REMOTE / name)
+    exec(compile(source(name), str(REMOTE / name), "exec"), module.__dict__)
+    return module
+
+
+def scripts() -> list[Path]:
+    """Every script of the folder (for the tests: shellcheck, fixtures' <script NAME> labels)."""
+    return sorted(p for p in REMOTE.iterdir() if p.suffix in (".sh", ".py") and p.name != "__init__.py")

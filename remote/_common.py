@@ -1,0 +1,13 @@
+# Shared by the Python host scripts: inlined where a script says `from _common import ...`.
+# No `from __future__` here: it would land in the middle of the script.
+import os as _os
+import sys as _sys
+
+
+def proof(line: str) -> None:
+    """Say it on stderr, and append it to $TRITON_PROOF_FILE, which the deploy shows."""
+    print(line, file=_sys.stderr, flush=True)
+    path = _os.environ.get("TRITON_PROOF_FILE")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")

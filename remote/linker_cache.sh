@@ -1,0 +1,3 @@
+# LinkerCache: the loader's cache.
+. ./lib.sh
+ldconfig_p

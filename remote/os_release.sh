@@ -1,0 +1,3 @@
+# OsRelease: /etc/os-release and the machine architecture.
+cat /etc/os-release 2>/dev/null
+echo "ARCH=$(uname -m)"

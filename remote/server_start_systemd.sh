@@ -1,0 +1,16 @@
+# $1 unit path, $2 unit text, $3 run dir, $4 config hash, $5 stale pids: stop our detached servers,
+# install the unit, enable it (started at boot), (re)start it, record its pid and the hash.
+. ./lib.sh
+set -e
+mkdir -p "$3"
+for p in $5; do stop_pid "$p"; done
+printf "%s" "$2" > "$1.new"
+mv "$1.new" "$1"
+rm -f "$3/proof.txt" "$3/config.hash"
+echo "--- start $(date -u +%FT%TZ)" >> "$3/tritonserver.log"
+systemctl daemon-reload
+systemctl enable --quiet tritonserver.service
+systemctl restart tritonserver.service
+systemctl show -p MainPID --value tritonserver.service > "$3/tritonserver.pid"
+echo "$4" > "$3/config.hash"
+echo "started Triton (tritonserver.service) pid $(cat "$3/tritonserver.pid")" >&2

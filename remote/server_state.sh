@@ -1,0 +1,34 @@
+# ServerState $1 run dir, $2 http host, $3 http port, $4 model repository, $5 unit file.
+# On a systemd host the unit's MainPID is the server (systemd may have restarted it since the pid
+# file was written); the pid file's process, if another live one, is then stale.
+. ./lib.sh
+r="$1"
+unit="$5"
+pid=$(cat "$r/tritonserver.pid" 2>/dev/null)
+upid=""
+if [ -d /run/systemd/system ] && [ -f "$unit" ]; then
+  echo "UNITSHA=$(sha256sum < "$unit" | cut -d" " -f1)"
+  [ "$(systemctl is-enabled tritonserver.service 2>/dev/null)" = enabled ] && echo UNIT_ENABLED
+  systemctl is-active --quiet tritonserver.service && echo UNIT_ACTIVE
+  upid=$(systemctl show -p MainPID --value tritonserver.service 2>/dev/null)
+fi
+if is_tritonserver "$upid"; then
+  echo "PID=$upid"
+  is_tritonserver "$pid" && [ "$pid" != "$upid" ] && echo "STALE=$pid"
+elif is_tritonserver "$pid"; then
+  echo "PID=$pid"
+else
+  upid=""
+  pid=""
+fi
+[ -f "$r/config.hash" ] && echo "HASH=$(cat "$r/config.hash")"
+python3 -c "import urllib.request as u,sys; u.urlopen(sys.argv[1], timeout=2); print('READY')" \
+  "http://$2:$3/v2/health/ready" 2>/dev/null
+for p in /proc/[0-9]*; do
+  c=$(tr "\0" " " < "$p/cmdline" 2>/dev/null) || continue
+  case "$c" in
+    *tritonserver*"--model-repository $4 "*)
+      case " $pid $upid " in *" ${p#/proc/} "*) ;; *) echo "STALE=${p#/proc/}" ;; esac ;;
+  esac
+done
+true
