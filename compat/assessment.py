@@ -9,15 +9,6 @@ from typing import Any, Literal
 Status = Literal["ok", "missing", "incompatible"]
 
 
-def vkey(version: str) -> tuple[int, ...]:
-    """ "2.35" -> (2, 35); non-numeric parts (a "+cu124" local tag) are dropped."""
-    out = []
-    for part in version.split("+")[0].split("."):
-        digits = "".join(ch for ch in part if ch.isdigit())
-        out.append(int(digits) if digits else 0)
-    return tuple(out)
-
-
 @dataclass
 class HostFacts:
     """The facts the rules read, as gathered from one host (compat/reading.py, facts/)."""

@@ -4,10 +4,11 @@ host's OS, C runtime and libraries can run it."""
 from __future__ import annotations
 
 from compat import tables as t
-from compat.assessment import Artifact, HostFacts, Item, blocker, missing, ok, vkey
+from compat.assessment import Artifact, HostFacts, Item, blocker, missing, ok
 from compat.distro import distro_key, package_for, unknown_package_fix
 from config.layout import Layout
 from config.settings import Settings
+from config.versions import version_key
 
 
 def wanted_build(settings: Settings) -> tuple[t.TritonBuild | None, t.PytritonRelease | None]:
@@ -104,7 +105,7 @@ def check_c_runtime(facts: HostFacts, build: t.TritonBuild) -> list[Item]:
         items.append(
             blocker("glibc", "no GNU libc found (musl?)", "use a glibc distribution: Debian 12+ or Ubuntu 22.04+")
         )
-    elif vkey(glibc) < vkey(build.min_glibc):
+    elif version_key(glibc) < version_key(build.min_glibc):
         items.append(
             blocker(
                 "glibc",
@@ -116,7 +117,7 @@ def check_c_runtime(facts: HostFacts, build: t.TritonBuild) -> list[Item]:
     else:
         items.append(ok("glibc", f"{glibc} >= {build.min_glibc}"))
     glibcxx = facts.c_runtime.get("glibcxx")
-    if glibcxx and vkey(glibcxx) < vkey(build.min_glibcxx):
+    if glibcxx and version_key(glibcxx) < version_key(build.min_glibcxx):
         items.append(
             blocker(
                 "libstdc++",

@@ -4,11 +4,12 @@ the Triton install and its stub, the venv's packages, HF_HOME and the environmen
 from __future__ import annotations
 
 from compat import tables as t
-from compat.assessment import HostFacts, Item, blocker, incompatible, missing, ok, vkey
+from compat.assessment import HostFacts, Item, blocker, incompatible, missing, ok
 from compat.distro import package_for
 from compat.python_choice import PythonChoice, stub_fix
 from config.layout import Layout
 from config.settings import Settings
+from config.versions import version_key
 
 FIX = "run deploy/provision.py"
 
@@ -124,7 +125,7 @@ def check_venv(
         else:
             items.append(missing(f"venv {name}", f"{have or 'not installed'}, {version} wanted", FIX))
     numpy = venv["packages"].get("numpy")
-    if build and build.numpy_spec == "<2" and numpy and vkey(numpy) >= (2,):
+    if build and build.numpy_spec == "<2" and numpy and version_key(numpy) >= (2,):
         why = f"numpy {numpy}: the Triton {build.version} stub fails on string tensors with numpy 2"
         items.append(incompatible("venv numpy<2", why, FIX + f" (pins numpy {settings.numpy_version})"))
     return items
@@ -144,12 +145,7 @@ def check_environment(facts: HostFacts, settings: Settings) -> list[Item]:
 def check_ports(facts: HostFacts, settings: Settings) -> list[Item]:
     """Each of the server's ports free or held by a tritonserver; another holder is named."""
     items = []
-    ports = (
-        ("http", settings.triton_http_port),
-        ("grpc", settings.triton_grpc_port),
-        ("metrics", settings.triton_metrics_port),
-    )
-    for label, port in ports:
+    for label, port in settings.triton_ports:
         holders = facts.ports.get(port) or facts.ports.get(str(port)) or []  # JSON keys are strings
         others = [h for h in holders if h.get("process") != "tritonserver"]
         if others:

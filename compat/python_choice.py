@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compat import tables as t
-from compat.assessment import HostFacts, Item, blocker, missing, ok, vkey
+from compat.assessment import HostFacts, Item, blocker, missing, ok
 from compat.distro import distro_key, package_for, release_known
 from config.layout import Layout
 from config.settings import Settings
+from config.versions import version_key
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class PythonChoice:
 
 def python_fits(version: str, stubs: tuple[str, ...], numpy_lt2: bool) -> bool:
     """This build has a stub for the Python minor, and the stub's numpy pin has wheels for it."""
-    return version in stubs and not (numpy_lt2 and vkey(version) > vkey(t.NUMPY_LT2_MAX_PYTHON))
+    return version in stubs and not (numpy_lt2 and version_key(version) > version_key(t.NUMPY_LT2_MAX_PYTHON))
 
 
 def choose_python(
@@ -42,7 +43,7 @@ def choose_python(
     refuse, naming how to get one, where there is none."""
     script_python = None
     if facts.pythons:  # any host Python 3.8+ runs the installer's own scripts (fetch, unpack, wait)
-        script_python = max(facts.pythons.values(), key=lambda p: vkey(p["version"]))["path"]
+        script_python = max(facts.pythons.values(), key=lambda p: version_key(p["version"]))["path"]
     if settings.triton_python == "standalone":
         return use_standalone(facts, settings, stubs, numpy_lt2, script_python, "triton_python = standalone")
     distro_pythons = t.DISTRO_PYTHONS.get(distro_key(facts.os), ())
@@ -53,9 +54,15 @@ def choose_python(
         if settings.triton_python != "auto" and version != settings.triton_python:
             continue
         installable = py["libpython"] is not None or version in bundled or version in distro_pythons
-        score = (installable, py["libpython"] is not None, py["can_venv"], version in distro_pythons, vkey(version))
+        score = (
+            installable,
+            py["libpython"] is not None,
+            py["can_venv"],
+            version in distro_pythons,
+            version_key(version),
+        )
         candidates.append((score, version, py))
-    have = ", ".join(sorted(facts.pythons, key=vkey)) or "none"
+    have = ", ".join(sorted(facts.pythons, key=version_key)) or "none"
     if not candidates:
         want = (
             settings.triton_python
@@ -63,7 +70,7 @@ def choose_python(
             else "one of " + ", ".join(v for v in stubs if python_fits(v, stubs, numpy_lt2))
         )
         why = f"the python backend needs Python {want}; the host has {have}"
-        if numpy_lt2 and any(vkey(v) > vkey(t.NUMPY_LT2_MAX_PYTHON) for v in facts.pythons):
+        if numpy_lt2 and any(version_key(v) > version_key(t.NUMPY_LT2_MAX_PYTHON) for v in facts.pythons):
             why += f" (Python > {t.NUMPY_LT2_MAX_PYTHON} has no numpy<2, which the Triton {build_version} stub needs)"
         if settings.triton_python == "auto" and settings.python_standalone_url:
             return use_standalone(facts, settings, stubs, numpy_lt2, script_python, f"no host Python fits: {why}")

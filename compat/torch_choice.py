@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compat import tables as t
-from compat.assessment import HostFacts, Item, blocker, ok, vkey
+from compat.assessment import HostFacts, Item, blocker, ok
 from config.settings import Settings
+from config.versions import version_key
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ def driver_cuda(nvidia: dict) -> str | None:
         return None
     best = None
     for cuda, minimum in t.CUDA_TOOLKIT_DRIVER.items():
-        if vkey(driver) >= vkey(minimum) and (best is None or vkey(cuda) > vkey(best)):
+        if version_key(driver) >= version_key(minimum) and (best is None or version_key(cuda) > version_key(best)):
             best = cuda
     return best
 
@@ -53,21 +54,21 @@ def choose_torch_variant(nvidia: dict, torch_minor: str, variants: tuple[str, ..
     """
     cuda = driver_cuda(nvidia)
     driver = nvidia.get("driver_version") or "?"
-    caps = [vkey(g["compute_capability"]) for g in nvidia.get("gpus", []) if g.get("compute_capability")]
+    caps = [version_key(g["compute_capability"]) for g in nvidia.get("gpus", []) if g.get("compute_capability")]
     min_cc = min(caps, default=None)
-    low_cc = min_cc is not None and min_cc < vkey(t.CUDA13_MIN_COMPUTE_CAPABILITY)
-    usable = [v for v in variants if not (low_cc and vkey(variant_cuda(v)) >= (13,))]
+    low_cc = min_cc is not None and min_cc < version_key(t.CUDA13_MIN_COMPUTE_CAPABILITY)
+    usable = [v for v in variants if not (low_cc and version_key(variant_cuda(v)) >= (13,))]
     if cuda is None:
         return None, f"driver {driver} reports no CUDA version"
-    full = [v for v in usable if vkey(variant_cuda(v)) <= vkey(cuda)]
+    full = [v for v in usable if version_key(variant_cuda(v)) <= version_key(cuda)]
     if full:
-        best = max(full, key=lambda v: vkey(variant_cuda(v)))
+        best = max(full, key=lambda v: version_key(variant_cuda(v)))
         return best, f"the driver's CUDA {cuda} runs {best} fully (the newest such variant of torch {torch_minor})"
     major = _major(cuda)
     minimum = t.CUDA_MAJOR_MIN_DRIVER.get(major)
     same = [v for v in usable if _major(variant_cuda(v)) == major]
-    if same and minimum and driver != "?" and vkey(driver) >= vkey(minimum):
-        best = max(same, key=lambda v: vkey(variant_cuda(v)))
+    if same and minimum and driver != "?" and version_key(driver) >= version_key(minimum):
+        best = max(same, key=lambda v: version_key(variant_cuda(v)))
         return best, (
             f"CUDA minor-version compatibility: {best} runs on a CUDA {major}.x driver >= {minimum} "
             f"(driver {driver}, CUDA {cuda}); no variant of torch {torch_minor} is <= {cuda}"
@@ -84,13 +85,13 @@ def _torch_fix(nvidia: dict, torch_minor: str, variants: tuple[str, ...]) -> str
     older = [
         m
         for m, vs in t.TORCH_CUDA_VARIANTS.items()
-        if vkey(m) < vkey(torch_minor) and choose_torch_variant(nvidia, m, vs)[0]
+        if version_key(m) < version_key(torch_minor) and choose_torch_variant(nvidia, m, vs)[0]
     ]
-    lowest = min(variants, key=lambda v: vkey(variant_cuda(v)))
+    lowest = min(variants, key=lambda v: version_key(variant_cuda(v)))
     need = t.CUDA_MAJOR_MIN_DRIVER.get(_major(variant_cuda(lowest)), "?")
     hints = []
     if older:
-        hints.append(f"torch_version {max(older, key=vkey)}.x (its wheels run on CUDA {_major(cuda)}.x)")
+        hints.append(f"torch_version {max(older, key=version_key)}.x (its wheels run on CUDA {_major(cuda)}.x)")
     hints.append(f"an NVIDIA driver >= {need}")
     hints.append("torch_variant = cpu")
     return "use " + ", or ".join(hints)

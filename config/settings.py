@@ -93,6 +93,11 @@ class Settings:
         return "127.0.0.1" if self.triton_http_address in ("0.0.0.0", "::") else self.triton_http_address
 
     @property
+    def triton_ports(self) -> tuple[tuple[str, int], ...]:
+        """The server's three ports with their labels: (("http", 8000), ("grpc", 8001), ("metrics", 8002))."""
+        return (("http", self.triton_http_port), ("grpc", self.triton_grpc_port), ("metrics", self.triton_metrics_port))
+
+    @property
     def proxy_env(self) -> dict[str, str]:
         """The proxy variables every download runs with, in both spellings (curl and apt read the
         lower-case ones, some tools only the upper-case); passed as pyinfra's _env, which exports

@@ -8,6 +8,7 @@ from typing import TypedDict
 
 from pyinfra.api import FactBase, StringCommand
 
+from config.versions import version_key
 from remote import shell
 
 
@@ -54,10 +55,6 @@ class CRuntimeData(TypedDict):
     glibcxx: str | None  # highest GLIBCXX_ symbol version in libstdc++, "3.4.30"
 
 
-def _version_key(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split("."))
-
-
 class CRuntime(FactBase[CRuntimeData]):
     """glibc version and the highest GLIBCXX_ version the host's libstdc++.so.6 provides."""
 
@@ -78,7 +75,7 @@ class CRuntime(FactBase[CRuntimeData]):
             m = re.fullmatch(r"GLIBCXX_(\d+(?:\.\d+)+)", line.strip())
             if m:
                 glibcxx.append(m.group(1))
-        return CRuntimeData(glibc=glibc, glibcxx=max(glibcxx, key=_version_key) if glibcxx else None)
+        return CRuntimeData(glibc=glibc, glibcxx=max(glibcxx, key=version_key) if glibcxx else None)
 
 
 class InitSystemData(TypedDict):

@@ -100,7 +100,7 @@ def _port_holders(s: Settings, ours: set[int]) -> list[str]:
     """Each of our ports held by a process that is not our server: 'port P: NAME (pid N)'."""
     listening = host.get_fact(ListeningPorts)
     held = []
-    for label, port in (("http", s.triton_http_port), ("grpc", s.triton_grpc_port), ("metrics", s.triton_metrics_port)):
+    for label, port in s.triton_ports:
         for h in listening.get(port, []):
             if h["pid"] in ours:
                 continue
