@@ -5,34 +5,33 @@ from __future__ import annotations
 import json
 import statistics
 import subprocess
-import sys
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from tests.e2e.conftest import TestHost, provision_inventory
-from tests.mirror import Mirror
+from testbed import TestHost, run_pyinfra, write_inventory
+from testbed.mirror import Mirror
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
 
 
 def pyinfra(inv: Path, deploy: str, *args: str) -> tuple[float, subprocess.CompletedProcess]:
-    """Run the pyinfra CLI as a user would; (wall seconds, the finished process)."""
-    t0 = time.monotonic()
-    res = subprocess.run(
-        [sys.executable, "-m", "pyinfra", str(inv), deploy, "-y", *args], cwd=REPO, capture_output=True, text=True
-    )
-    seconds = time.monotonic() - t0
+    """Run the pyinfra CLI as a user would (testbed's one runner); (wall seconds, the finished process)."""
+    res = run_pyinfra(inv, deploy, "-y", *args)
     if res.returncode != 0 and deploy != "deploy/audit.py":
         raise RuntimeError(f"{deploy} failed ({res.returncode}):\n{(res.stdout + res.stderr)[-4000:]}")
-    return seconds, res
+    return res.seconds, res
 
 
 def inventory(path: Path, hosts: list[TestHost], settings: dict, tmp: Path) -> Path:
     """Mirror settings, own ports per host, reports and step timings under tmp."""
-    return provision_inventory(
-        path, hosts, settings, audit_report_path=str(tmp / "audit.json"), step_timings_path=str(tmp / "steps.json")
+    return write_inventory(
+        path,
+        hosts,
+        settings,
+        own_ports=True,
+        audit_report_path=str(tmp / "audit.json"),
+        step_timings_path=str(tmp / "steps.json"),
     )
 
 

@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import testbed
 from bench.common import (
     REPO,
     Fetched,
@@ -33,10 +34,9 @@ from bench.common import (
     save,
     steps,
 )
-from tests import testbed
+from testbed import TestHost, host_index, triton_ports
+from testbed.mirror import Mirror
 from tests.e2e.artifacts import mirror_settings
-from tests.e2e.conftest import TestHost, host_index, triton_ports
-from tests.mirror import Mirror
 
 
 def baseline(host: TestHost, settings: dict) -> tuple[float, dict[str, float]]:

@@ -14,11 +14,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+import testbed
 from bench.common import REPO, cell, inventory, median_table, per_step_medians, pyinfra, save, steps
-from tests import testbed
+from testbed import TestHost
+from testbed.mirror import Mirror
 from tests.e2e.artifacts import mirror_settings
-from tests.e2e.conftest import TestHost
-from tests.mirror import Mirror
 
 CASES = ("cold", "reset re-provision", "no-op")
 

@@ -22,11 +22,12 @@ import threading
 import time
 from pathlib import Path
 
+import testbed
 from bench.common import REPO, inventory, pyinfra, save
-from tests import testbed, tiny_models
+from testbed import TestHost, host_index, triton_ports
+from testbed.mirror import Mirror
+from tests import tiny_models
 from tests.e2e.artifacts import mirror_settings
-from tests.e2e.conftest import TestHost, host_index, triton_ports
-from tests.mirror import Mirror
 
 CONCURRENCY = (1, 8, 32)
 MODELS = {"dynamic batching": "clf_db", "no batching": "clf_nb"}

@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-TASKS = ("text-classification", "feature-extraction", "text-generation")
+MODEL_TASKS = ("text-classification", "feature-extraction", "text-generation")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _REPO = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 _REVISION = re.compile(r"^[\w./-]{1,128}$")
@@ -88,8 +88,8 @@ def _check(s: ModelSpec) -> list[str]:
             out.append(f"source {s.source!r}: expected hub:<org>/<name>@<revision>")
     elif not Path(s.ref).is_absolute() or not Path(s.ref).is_dir():
         out.append(f"source {s.source!r}: no such directory on the controller (use an absolute path)")
-    if s.task not in TASKS:
-        out.append(f"task must be one of {', '.join(TASKS)}")
+    if s.task not in MODEL_TASKS:
+        out.append(f"task must be one of {', '.join(MODEL_TASKS)}")
     ints = {
         "max_batch_size": (0, 1024),
         "max_queue_delay_us": (0, 10_000_000),

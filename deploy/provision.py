@@ -22,8 +22,8 @@ from pyinfra.operations import files
 from compat import report
 from compat.reading import read_host
 from tasks import (
-    apt_runtime,
-    artifact,
+    apt_packages,
+    downloads,
     environment,
     python_standalone,
     run_summary,
@@ -32,7 +32,7 @@ from tasks import (
     upload,
     venv,
 )
-from tasks.serving import serve
+from tasks.serve_models import serve
 
 started = time.monotonic()
 reading = read_host(host, state.inventory)
@@ -60,13 +60,11 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
 
     # 1. apt runtime libraries the build and the stub need on this distro (cached on the persistent path)
     net = settings.proxy_env  # exported inside sudo's shell for every step that downloads
-    apt_runtime.runtime_packages(
-        name="apt runtime libraries", packages=d.apt_packages, cache_dir=layout.apt_cache, _env=net
-    )
+    apt_packages.installed(name="apt runtime libraries", packages=d.apt_packages, cache_dir=layout.apt_cache, _env=net)
 
     # 2. Triton from a checksummed artifact, cached on the persistent path, switched in when complete
     a = d.artifact  # decided once, by the rules (compat/build.py)
-    artifact.downloaded(
+    downloads.cached(
         name="Triton artifact in the cache",
         url=a.url,
         sha256=a.sha256,
@@ -90,7 +88,7 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
 
     # 2b. a standalone CPython where no host Python fits (triton_python, python_standalone_url)
     if d.python_source == "standalone":
-        artifact.downloaded(
+        downloads.cached(
             name="Standalone Python in the cache",
             url=settings.python_standalone_url,
             sha256=settings.python_standalone_sha256,

@@ -16,7 +16,7 @@ from pyinfra import host, state
 
 from compat.reading import read_host
 from tasks import run_summary, timings
-from tasks.serving import serve
+from tasks.serve_models import serve
 
 started = time.monotonic()
 reading = read_host(host, state.inventory)

@@ -12,7 +12,7 @@ from pyinfra import host, state
 
 from config.layout import Layout
 from config.settings import load, load_inventory
-from tasks.server import stopped
+from tasks.server_process import stopped
 
 load_inventory(state.inventory)
 settings = load(host.data.dict(), host.name)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from pyinfra.api import StringCommand
 
-from tests import testbed
-from tests.e2e.conftest import TestHost
+import testbed
+from testbed import TestHost
 
 FIXTURES = Path(__file__).parent / "fixtures" / "facts"
 

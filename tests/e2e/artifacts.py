@@ -14,8 +14,8 @@ import zipfile
 from pathlib import Path
 
 from compat.tables import PYTRITON_RELEASES
-from tests.mirror import sha256_of
-from tests.testbed import CACHE_DIR
+from testbed.config import CACHE_DIR
+from testbed.mirror import sha256_of
 
 PYTRITON = PYTRITON_RELEASES["0.7.0"]
 TORCH_VERSION = "2.13.0"

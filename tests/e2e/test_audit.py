@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.conftest import TestHost, run_pyinfra, write_inventory
+from testbed import TestHost, run_pyinfra, write_inventory
 
 # Everything on the host's disk that an audit could touch, with sizes and times; and its packages.
 SNAPSHOT = (

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from testbed import REPO, TestHost, op_results, run_pyinfra, triton_ports, write_inventory
 from tests.e2e import artifacts
-from tests.e2e.conftest import REPO, TestHost, op_results, provision_inventory, run_pyinfra, triton_ports
 from tests.e2e.test_audit import SNAPSHOT
 from tests.e2e.test_provision import assert_serves
 
@@ -25,8 +25,12 @@ def provisioned(testbed_hosts: list[TestHost], served: dict, tmp_path_factory) -
     host = testbed_hosts[0]
     host.reset()
     path = tmp_path_factory.mktemp("faults")
-    inv = provision_inventory(
-        path / "inv.py", [host], {**served, "hf_token": TOKEN}, audit_report_path=str(path / "audit.json")
+    inv = write_inventory(
+        path / "inv.py",
+        [host],
+        {**served, "hf_token": TOKEN},
+        own_ports=True,
+        audit_report_path=str(path / "audit.json"),
     )
     res = run_pyinfra(inv, "deploy/provision.py", "-y", "-vvv")
     assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
@@ -89,8 +93,13 @@ def test_download_cut_mid_transfer_is_an_error_and_the_old_install_still_serves(
 
 def test_full_disk_at_the_install_path_is_refused_before_any_change(provisioned: dict, tmp_path: Path) -> None:
     host = provisioned["host"]
-    inv = provision_inventory(
-        tmp_path / "inv.py", [host], _settings(provisioned), triton_home="/opt/small", venv_dir="/opt/small/venv"
+    inv = write_inventory(
+        tmp_path / "inv.py",
+        [host],
+        _settings(provisioned),
+        own_ports=True,
+        triton_home="/opt/small",
+        venv_dir="/opt/small/venv",
     )
     host.ssh("mkdir -p /opt/small && mount -t tmpfs -o size=64m tmpfs /opt/small")
     try:

@@ -11,16 +11,9 @@ import pytest
 import tritonclient.grpc as tgrpc
 import tritonclient.http as thttp
 
-from tests import testbed
+import testbed
+from testbed import TestHost, host_index, op_results, run_pyinfra, triton_ports, write_inventory
 from tests.e2e import artifacts
-from tests.e2e.conftest import (
-    TestHost,
-    host_index,
-    op_results,
-    provision_inventory,
-    run_pyinfra,
-    triton_ports,
-)
 from tests.e2e.test_audit import SNAPSHOT
 
 TEXTS = [b"a", b"bb", b"triton", b"provisioned"]
@@ -56,7 +49,9 @@ def changed(results: dict) -> dict:
 
 @pytest.fixture
 def inv(host: TestHost, served: dict, tmp_path: Path) -> Path:
-    return provision_inventory(tmp_path / "inv.py", [host], served, audit_report_path=str(tmp_path / "a.json"))
+    return write_inventory(
+        tmp_path / "inv.py", [host], served, own_ports=True, audit_report_path=str(tmp_path / "a.json")
+    )
 
 
 def test_blocker_refuses_before_any_change(host: TestHost, inv: Path) -> None:
@@ -156,7 +151,7 @@ def test_tarball_source_serves_like_pytriton(host: TestHost, inv: Path, mirror) 
 
 
 def test_two_hosts_in_one_run(two_hosts: list[TestHost], served: dict, tmp_path: Path) -> None:
-    inv = provision_inventory(tmp_path / "inv.py", two_hosts, served)
+    inv = write_inventory(tmp_path / "inv.py", two_hosts, served, own_ports=True)
     _, results = provision(inv)
     assert results["Triton server running, ready and proven"]["hosts"] == 2
     for h in two_hosts:
@@ -172,7 +167,7 @@ def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
     other two are provisioned and serving, the run fails, and the summary names every host."""
     bad = TestHost(testbed.up(1, prefix="fleet")[0])
     try:
-        inv = provision_inventory(tmp_path / "inv.py", two_hosts, served)
+        inv = write_inventory(tmp_path / "inv.py", two_hosts, served, own_ports=True)
         ports = {"triton_http_port": 18990, "triton_grpc_port": 18991, "triton_metrics_port": 18992}
         row = (bad.name, {**bad.data, **served, **ports, "torch_variant": "cu126"})
         inv.write_text(inv.read_text().rstrip().removesuffix("]") + f"    {row!r},\n]\n")
@@ -198,7 +193,7 @@ def test_uploaded_wheelhouse_for_an_air_gapped_host(host: TestHost, served: dict
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     (wheels / artifacts.TORCH_WHEEL.name).symlink_to(artifacts.TORCH_WHEEL)
-    inv = provision_inventory(tmp_path / "inv.py", [host], {**served, "pip_find_links": f"upload:{wheels}"})
+    inv = write_inventory(tmp_path / "inv.py", [host], {**served, "pip_find_links": f"upload:{wheels}"}, own_ports=True)
     _, results = provision(inv)
     assert (
         results[f"Upload a directory | Wheels uploaded from the controller: {artifacts.TORCH_WHEEL.name}"]["success"]

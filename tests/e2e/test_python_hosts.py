@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 import tritonclient.http as thttp
 
-from tests import testbed, tiny_models
+import testbed
+from testbed import TestHost, op_results, run_pyinfra, write_inventory
+from tests import tiny_models
 from tests.e2e import artifacts
-from tests.e2e.conftest import TestHost, op_results, provision_inventory, run_pyinfra
 from tests.e2e.test_provision import changed
 
 # The trixie host runs beside tb1/tb2 on this machine's loopback: ports of its own.
@@ -50,7 +51,7 @@ def test_debian13_without_a_standalone_python_is_refused_with_the_setting_that_f
     trixie: TestHost, served: dict, tmp_path: Path
 ) -> None:
     report = tmp_path / "audit.json"
-    inv = provision_inventory(tmp_path / "inv.py", [trixie], served, audit_report_path=str(report), **PORTS)
+    inv = write_inventory(tmp_path / "inv.py", [trixie], served, own_ports=True, audit_report_path=str(report), **PORTS)
     rc, items = audit(inv, report)
     assert rc != 0
     python = items["python"]
@@ -71,7 +72,7 @@ def trixie_served(trixie: TestHost, served: dict, standalone: dict, tmp_path_fac
     models = [{"name": "clf", "source": f"path:{tmp / 'clf'}", "task": "text-classification"}]
     report = tmp / "audit.json"
     settings = {**served, **standalone, "models": models}
-    inv = provision_inventory(tmp / "inv.py", [trixie], settings, audit_report_path=str(report), **PORTS)
+    inv = write_inventory(tmp / "inv.py", [trixie], settings, own_ports=True, audit_report_path=str(report), **PORTS)
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-8000:]
@@ -136,7 +137,7 @@ def test_a_tarball_whose_stub_is_for_another_python_is_refused_before_anything_s
         "triton_tarball_strip_components": 1,
     }
     report = tmp_path / "audit.json"
-    inv = provision_inventory(tmp_path / "inv.py", [host], settings, audit_report_path=str(report))
+    inv = write_inventory(tmp_path / "inv.py", [host], settings, own_ports=True, audit_report_path=str(report))
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     out = res.stdout + res.stderr
     assert res.returncode != 0

@@ -12,8 +12,8 @@ import pytest
 import tritonclient.grpc as tgrpc
 import tritonclient.http as thttp
 
+from testbed import TestHost, host_index, op_results, run_pyinfra, triton_ports, write_inventory
 from tests import tiny_models
-from tests.e2e.conftest import TestHost, host_index, op_results, provision_inventory, run_pyinfra, triton_ports
 
 TEXTS = [
     "a fine day",
@@ -70,7 +70,7 @@ def served_host(testbed_hosts: list[TestHost], served: dict, models_dir: Path, t
     host.reset()
     hub_cache(host.host.persist, models_dir / "clf")
     path = tmp_path_factory.mktemp("inv")
-    inv = provision_inventory(path / "inv.py", [host], {**served, "models": models_setting(models_dir)})
+    inv = write_inventory(path / "inv.py", [host], {**served, "models": models_setting(models_dir)}, own_ports=True)
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-8000:]
     return {"host": host, "inv": inv, "dir": path, "log": res.stdout + res.stderr}
@@ -148,10 +148,11 @@ def test_rerun_without_change_keeps_the_server(served_host: dict) -> None:
 def test_changed_model_setting_restarts_the_server(served_host: dict, models_dir: Path) -> None:
     host = served_host["host"]
     pid = server_pid(host)
-    inv = provision_inventory(
+    inv = write_inventory(
         served_host["dir"] / "inv2.py",
         [host],
         {**json.loads(json.dumps(_data(served_host))), "models": models_setting(models_dir, normalize=False)},
+        own_ports=True,
     )
     inodes = "stat -c %i /opt/triton/models/emb/config.pbtxt /opt/triton/models/clf/config.pbtxt"
     before = host.ssh(inodes).stdout.split()
@@ -218,7 +219,9 @@ def test_port_held_by_another_process_is_named(served_host: dict) -> None:
 def test_a_model_that_fails_to_load_gives_its_log_lines(served_host: dict, models_dir: Path) -> None:
     host = served_host["host"]
     models = [*models_setting(models_dir), {"name": "broken", "source": f"path:{models_dir / 'broken'}"}]
-    inv = provision_inventory(served_host["dir"] / "inv3.py", [host], {**_data(served_host), "models": models})
+    inv = write_inventory(
+        served_host["dir"] / "inv3.py", [host], {**_data(served_host), "models": models}, own_ports=True
+    )
     res, _ = serve(served_host, inv=inv)
     out = res.stdout + res.stderr
     assert res.returncode != 0

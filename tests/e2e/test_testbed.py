@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e.conftest import REPO, TestHost, run_pyinfra, write_inventory
+from testbed import REPO, TestHost, run_pyinfra, write_inventory
 
 
 def test_pyinfra_reads_a_real_fact_over_ssh(host: TestHost, tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ def test_mirror_serves_a_host_and_logs_it(host: TestHost, mirror, tmp_path: Path
 def _testbed_cli(state: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "TRITON_TESTBED_DIR": str(state)}
     return subprocess.run(
-        [sys.executable, "-m", "tests.testbed", *args],
+        [sys.executable, "-m", "testbed", *args],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -94,7 +94,7 @@ def test_a_systemd_host_boots_reboots_resets_and_goes_away_cleanly(tmp_path: Pat
     """`up --init systemd --user ops`: systemd is PID 1 and reaches `running`; the user has sudo;
     `restart` keeps the disk and empties /run; `reset` drops the disk but /persist; `down` leaves no
     mount and no cgroup."""
-    from tests import testbed
+    import testbed
 
     state = tmp_path / "tb"
     _testbed_cli(state, "up", "--init", "systemd", "--user", "ops", "--prefix", "sd")

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tasks import server
-from tests import testbed
+import testbed
+from tasks import server_process
+from testbed import TestHost, op_results, run_pyinfra, write_inventory
+from testbed.mirror import Mirror
+from testbed.proxy import SOURCE_FOR_LOOPBACK, Proxy
 from tests.e2e import artifacts
-from tests.e2e.conftest import TestHost, op_results, provision_inventory, run_pyinfra
 from tests.e2e.test_provision import assert_serves, changed
-from tests.mirror import Mirror
-from tests.proxy import SOURCE_FOR_LOOPBACK, Proxy
 
 # The VM runs beside tb1/tb2 and the trixie host on this machine's loopback: ports of its own.
 PORTS = {"triton_http_port": 18950, "triton_grpc_port": 18951, "triton_metrics_port": 18952}
@@ -116,7 +116,9 @@ def vm_inv(vm: TestHost, net: tuple[Mirror, Proxy], tmp_path_factory: pytest.Tem
         "venv_dir": f"{HOME}/venv",
         "hf_token": TOKEN,
     }
-    return provision_inventory(tmp / "inv.py", [vm], settings, audit_report_path=str(tmp / "audit.json"), **PORTS)
+    return write_inventory(
+        tmp / "inv.py", [vm], settings, own_ports=True, audit_report_path=str(tmp / "audit.json"), **PORTS
+    )
 
 
 @pytest.fixture(scope="module")
@@ -144,8 +146,8 @@ def test_systemd_reads_back_each_word_as_the_unit_writer_meant(vm: TestHost) -> 
     argv = ["/bin/sh", "-c", 'for a; do printf "[%s]\\n" "$a"; done', "_", *words]
     unit = (
         "[Service]\nType=oneshot\n"
-        f"ExecStart={' '.join(server.systemd_word(a) for a in argv)}\n"
-        f"StandardOutput=append:{server.systemd_path(out_path)}\n"
+        f"ExecStart={' '.join(server_process.systemd_word(a) for a in argv)}\n"
+        f"StandardOutput=append:{server_process.systemd_path(out_path)}\n"
     )
     vm.ssh("mkdir -p '/tmp/sd out%' && rm -f '/tmp/sd out%/words'")
     (vm.host.root / "etc/systemd/system/words.service").write_text(unit)

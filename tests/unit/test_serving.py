@@ -10,7 +10,7 @@ import remote
 from config.layout import Layout
 from config.models import parse_models
 from config.settings import SettingsError, load
-from tasks import models, server
+from tasks import models, server_process
 from tasks.environment import env_script
 from tasks.triton_install import version_dir_name
 from tasks.venv import pip_requirement, wheelhouse_key
@@ -145,21 +145,26 @@ def test_only_the_last_start_is_explained() -> None:
 
 def test_config_hash_changes_with_what_the_server_runs() -> None:
     s = settings()
-    args = server.server_args(s, Layout(s))
-    base = server.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"})
-    assert base == server.config_hash(list(args), {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"})
-    assert base != server.config_hash(args, {"m/config.pbtxt": b"b"}, "/opt/triton/versions/x", {"torch": "1"})
-    assert base != server.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/y", {"torch": "1"})
-    assert base != server.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "2"})
+    args = server_process.server_args(s, Layout(s))
+    base = server_process.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"})
+    assert base == server_process.config_hash(
+        list(args), {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"}
+    )
+    assert base != server_process.config_hash(args, {"m/config.pbtxt": b"b"}, "/opt/triton/versions/x", {"torch": "1"})
+    assert base != server_process.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/y", {"torch": "1"})
+    assert base != server_process.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "2"})
     other = settings(triton_http_port=9000)
-    assert base != server.config_hash(
-        server.server_args(other, Layout(other)), {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"}
+    assert base != server_process.config_hash(
+        server_process.server_args(other, Layout(other)),
+        {"m/config.pbtxt": b"a"},
+        "/opt/triton/versions/x",
+        {"torch": "1"},
     )
 
 
 def test_server_binds_loopback_by_default() -> None:
     s = settings()
-    args = server.server_args(s, Layout(s))
+    args = server_process.server_args(s, Layout(s))
     for flag in ("--http-address", "--grpc-address", "--metrics-address"):
         assert args[args.index(flag) + 1] == "127.0.0.1"
 
@@ -181,7 +186,7 @@ def test_names_and_keys() -> None:
 
 def test_systemd_unit_runs_the_same_server_through_the_launcher() -> None:
     s = settings()
-    unit = server.systemd_unit(s, Layout(s))
+    unit = server_process.systemd_unit(s, Layout(s))
     assert "ExecStart=/opt/triton/bin/triton-env tritonserver --model-repository /opt/triton/models" in unit
     assert "--http-address 127.0.0.1" in unit and "Restart=on-failure" in unit
     assert "StartLimitBurst=3" in unit  # a model that cannot load does not restart forever
@@ -199,16 +204,16 @@ def test_systemd_unit_runs_the_same_server_through_the_launcher() -> None:
     ],
 )
 def test_systemd_words_are_quoted_as_systemd_reads_them(arg: str, word: str) -> None:
-    assert server.systemd_word(arg) == word
+    assert server_process.systemd_word(arg) == word
 
 
 def test_systemd_unit_doubles_percent_signs_in_the_log_path_and_refuses_control_characters() -> None:
     s = settings(triton_home="/srv/t%i")
-    unit = server.systemd_unit(s, Layout(s))
+    unit = server_process.systemd_unit(s, Layout(s))
     assert "StandardOutput=append:/srv/t%%i/run/tritonserver.log" in unit
     assert "ExecStart=/srv/t%%i/bin/triton-env tritonserver --model-repository /srv/t%%i/models" in unit
     with pytest.raises(ValueError, match="control character"):
-        server.systemd_word("a\nb")
+        server_process.systemd_word("a\nb")
 
 
 def test_upload_find_links_needs_a_controller_directory(tmp_path: Path) -> None:

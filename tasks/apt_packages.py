@@ -34,7 +34,7 @@ def apt_options(cache_dir: str) -> list[str]:
 
 
 @operation()
-def runtime_packages(packages: list[str], cache_dir: str):
+def installed(packages: list[str], cache_dir: str):
     """Install the packages that are absent; refresh the lists first only when they are stale."""
     if not packages:
         host.noop("no apt packages needed")

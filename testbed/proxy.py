@@ -4,7 +4,7 @@ tunnels (https), one log line per request, so a test proves that every download 
 Connections it makes to loopback addresses leave from 127.0.0.2: a mirror that admits only that
 peer (`Mirror(allow=("127.0.0.2",))`) is then reachable through the proxy and nowhere else. Usage:
 
-    python -m tests.proxy [--port 0]
+    python -m testbed.proxy [--port 0]
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ class Proxy:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.proxy", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m testbed.proxy", description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
     proxy = Proxy(args.port)

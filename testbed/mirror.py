@@ -3,7 +3,7 @@
 It stands in for the download sources a real host uses (a Triton tarball URL, a wheel
 index), and keeps an access log so a test can prove that nothing was fetched. Usage:
 
-    python -m tests.mirror DIR [--port 0]
+    python -m testbed.mirror DIR [--port 0]
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ class Mirror:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.mirror", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m testbed.mirror", description=__doc__.split("\n")[0])
     parser.add_argument("directory", type=Path)
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)

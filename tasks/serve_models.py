@@ -6,7 +6,7 @@ from __future__ import annotations
 from compat.assessment import Decisions
 from config.layout import Layout
 from config.settings import Settings
-from tasks import models, server
+from tasks import models, server_process
 from tasks.triton_install import installed_dir
 
 
@@ -15,8 +15,10 @@ def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) 
     models.sources(settings.models, layout, settings.hf_token, settings.proxy_env)
     repo_files = models.repository_files(settings.models, layout, gpu_ids)
     models.repository(layout, repo_files)
-    wanted = server.config_hash(server.server_args(settings, layout), repo_files, installed_dir(layout, d), d.venv_pins)
-    server.running(
+    wanted = server_process.config_hash(
+        server_process.server_args(settings, layout), repo_files, installed_dir(layout, d), d.venv_pins
+    )
+    server_process.running(
         name="Triton server running, ready and proven",
         s=settings,
         layout=layout,

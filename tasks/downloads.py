@@ -10,7 +10,7 @@ import remote
 
 
 @operation()
-def downloaded(url: str, sha256: str, dest: str, python: str = "python3"):
+def cached(url: str, sha256: str, dest: str, python: str = "python3"):
     """DEST holds URL's content with this sha256. A cached file that verifies is not fetched again;
     a mismatch fails the operation, removes the bad file and changes nothing else."""
     if host.get_fact(Sha256File, path=dest) == sha256:

@@ -1,0 +1,126 @@
+"""The test bed's commands: up, reset, restart, remove, down; each under the state lock."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import asdict
+
+from testbed.boot import _mount_root, _mounted_under, _port_free, _start, _stop, _unmount_under
+from testbed.config import _NAME_RE, FIRST_SSH_PORT, STATE_DIR, Host, TestbedError, _log
+from testbed.identity import _add_sudo_user, _configure_vm, _install_identity, client_key
+from testbed.images import ensure_base
+from testbed.inventory import inventory_path, known_hosts, write_access
+from testbed.state import _locked
+
+
+def _boot(host: Host) -> None:
+    base = ensure_base(host.release, host.init)
+    _mount_root(host, base)
+    _install_identity(host)
+    if host.init == "systemd":
+        _configure_vm(host)
+    if host.user != "root":
+        _add_sudo_user(host)
+    _start(host)
+
+
+# --- commands
+
+
+def up(
+    count: int = 1, release: str = "bookworm", prefix: str = "tb", init: str = "none", user: str = "root"
+) -> list[Host]:
+    """Start count fresh hosts (more if some already run) and write their inventory."""
+    if not _NAME_RE.match(prefix):
+        raise TestbedError(f"host name prefix {prefix!r}: use lower-case letters and digits")
+    if user != "root" and init != "systemd":
+        raise TestbedError("--user needs --init systemd: a VM image has sudo, a notebook image has not")
+    ensure_base(release, init)
+    client_key()
+    t0 = time.monotonic()
+    with _locked() as state:
+        hosts = {n: Host(**h) for n, h in state["hosts"].items()}
+        used = {h.ssh_port for h in hosts.values()}
+        made = []
+        i = 1
+        while len(made) < count:
+            name = f"{prefix}{i}"
+            i += 1
+            if name in hosts:
+                continue
+            port = FIRST_SSH_PORT
+            while port in used or not _port_free(port):
+                port += 1
+            used.add(port)
+            host = Host(name=name, release=release, ssh_port=port, init=init, user=user)
+            _boot(host)
+            hosts[name] = host
+            made.append(host)
+            state["hosts"][name] = asdict(host)
+        write_access(list(hosts.values()))
+    _log(f"{len(made)} host(s) up in {time.monotonic() - t0:.2f}s; inventory {inventory_path()}")
+    return made
+
+
+def reset(name: str) -> Host:
+    """Restore a host's root file system to fresh; keep its /persist exactly as it was."""
+    with _locked() as state:
+        if name not in state["hosts"]:
+            raise TestbedError(f"no test host {name!r}; `python -m testbed status` lists them")
+        host = Host(**state["hosts"][name])
+        t0 = time.monotonic()
+        _stop(host)
+        _unmount_under(host.root)
+        for sub in ("upper", "work"):
+            shutil.rmtree(host.dir / sub, ignore_errors=True)
+        _boot(host)
+        state["hosts"][name] = asdict(host)
+    _log(f"reset {name} in {time.monotonic() - t0:.2f}s")
+    return host
+
+
+def restart(name: str) -> Host:
+    """Stop a host (a clean shutdown where systemd runs it) and boot it again, its disk kept: a reboot."""
+    with _locked() as state:
+        if name not in state["hosts"]:
+            raise TestbedError(f"no test host {name!r}; `python -m testbed status` lists them")
+        host = Host(**state["hosts"][name])
+        t0 = time.monotonic()
+        _stop(host, graceful=True)
+        _start(host)
+        state["hosts"][name] = asdict(host)
+    _log(f"restarted {name} in {time.monotonic() - t0:.2f}s")
+    return host
+
+
+def remove(name: str) -> None:
+    """Stop and delete one host, leaving the others running (a module's own host)."""
+    with _locked() as state:
+        if name not in state["hosts"]:
+            return
+        host = Host(**state["hosts"].pop(name))
+        _stop(host)
+        _unmount_under(host.dir)
+        if _mounted_under(host.dir):
+            raise TestbedError(f"mounts remain under {host.dir}; see /proc/self/mounts")
+        shutil.rmtree(host.dir, ignore_errors=True)
+        write_access([Host(**h) for h in state["hosts"].values()])
+    _log(f"removed {name}")
+
+
+def down() -> int:
+    """Stop and delete every host. Safe to run twice and after a crash."""
+    with _locked() as state:
+        hosts = [Host(**h) for h in state["hosts"].values()]
+        for host in hosts:
+            _stop(host)
+        _unmount_under(STATE_DIR / "hosts")
+        if _mounted_under(STATE_DIR / "hosts"):
+            raise TestbedError(f"mounts remain under {STATE_DIR / 'hosts'}; see /proc/self/mounts")
+        shutil.rmtree(STATE_DIR / "hosts", ignore_errors=True)
+        state["hosts"] = {}
+        inventory_path().unlink(missing_ok=True)
+        known_hosts().unlink(missing_ok=True)
+    _log(f"down: {len(hosts)} host(s) removed")
+    return len(hosts)
