@@ -45,18 +45,11 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
     """Every step, each an idempotent operation, in order."""
 
     # 0. a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
-    sources = [d.torch_index or "", settings.pip_index_url, settings.pip_find_links]
-    key = venv.wheelhouse_key(d.venv_pins, sources)
-    snapshot = f"{layout.venv_snapshots}/{venv.snapshot_key(key, d.python_path, layout.venv)}.tar"
-    restore = {
-        "python_minor": d.python,
-        "requirements": d.venv_pins,
-        "snapshot": snapshot if settings.venv_snapshot else "",
-    }
-    restore_token = secrets.token_hex(6)
-    venv.restore_started(
-        name="venv snapshot unpacking (background)", venv_dir=layout.venv, token=restore_token, **restore
-    )
+    find_links = settings.pip_find_links
+    if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
+        find_links = layout.uploaded_wheels
+    venv_plan = venv.plan(settings, layout, d, find_links, restore_token=secrets.token_hex(6))
+    venv.restore_started(name="venv snapshot unpacking (background)", plan=venv_plan)
 
     # 1. apt runtime libraries the build and the stub need on this distro (cached on the persistent path)
     net = settings.proxy_env  # exported inside sudo's shell for every step that downloads
@@ -108,25 +101,11 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
     environment.configured(layout, d.libpython_dir)
 
     # 4. venv with the pinned torch variant, from a wheelhouse on the persistent path
-    find_links = settings.pip_find_links
-    if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
-        upload.directory(find_links[7:], layout.uploaded_wheels, "Wheels uploaded from the controller")
-        find_links = layout.uploaded_wheels
-    wheelhouse = f"{layout.wheelhouse_root}/{key}"
-    venv.created(name="venv", python=d.python_path, venv_dir=layout.venv, restore_token=restore_token, **restore)
-    venv.wheelhouse_filled(
-        name="Wheels in the persistent wheelhouse",
-        venv_dir=layout.venv,
-        wheelhouse=wheelhouse,
-        pip_cache=layout.pip_cache,
-        torch_index=d.torch_index,
-        index_url=settings.pip_index_url,
-        find_links=find_links,
-        cert=d.pip_cert,
-        _env=net,
-        **restore,
-    )
-    venv.packages_installed(name="venv packages", venv_dir=layout.venv, wheelhouse=wheelhouse, **restore)
+    if settings.pip_find_links.startswith("upload:"):
+        upload.directory(settings.pip_find_links[7:], layout.uploaded_wheels, "Wheels uploaded from the controller")
+    venv.created(name="venv", plan=venv_plan)
+    venv.wheelhouse_filled(name="Wheels in the persistent wheelhouse", plan=venv_plan, _env=net)
+    venv.packages_installed(name="venv packages", plan=venv_plan)
 
     # 5. HuggingFace cache on the persistent path
     files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode="755")
@@ -137,7 +116,7 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
     # 7. the venv's snapshot, taken once the server has run: it then holds the bytecode that the
     #    stub's imports (torch, numpy) compiled, so a server started after a reset skips that work
     if settings.venv_snapshot:
-        venv.snapshot_saved(name="venv snapshot on the persistent path", venv_dir=layout.venv, snapshot=snapshot)
+        venv.snapshot_saved(name="venv snapshot on the persistent path", plan=venv_plan)
 
 
 if assessment.blockers:

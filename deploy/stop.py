@@ -12,8 +12,9 @@ from pyinfra import host, state
 
 from config.layout import Layout
 from config.settings import load, load_inventory
+from tasks import server_process
 from tasks.server_process import stopped
 
 load_inventory(state.inventory)
 settings = load(host.data.dict(), host.name)
-stopped(name="Triton server stopped", s=settings, layout=Layout(settings))
+stopped(name="Triton server stopped", plan=server_process.plan(settings, Layout(settings)))

@@ -15,13 +15,11 @@ def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) 
     models.sources(settings.models, layout, settings.hf_token, settings.proxy_env)
     repo_files = models.repository_files(settings.models, layout, gpu_ids)
     models.repository(layout, repo_files)
-    wanted = server_process.config_hash(
-        server_process.server_args(settings, layout), repo_files, installed_dir(layout, d), d.venv_pins
-    )
+    server = server_process.plan(settings, layout)
+    wanted = server_process.config_hash(list(server.args), repo_files, installed_dir(layout, d), d.venv_pins)
     server_process.running(
         name="Triton server running, ready and proven",
-        s=settings,
-        layout=layout,
+        plan=server,
         wanted_hash=wanted,
         models=["smoke", *(m.name for m in settings.models)],
         verify=models.verify_spec(settings.models, layout, gpu_ids),

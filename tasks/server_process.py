@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 
 from pyinfra import host
 from pyinfra.api import FunctionCommand, OperationError, operation
@@ -96,11 +97,45 @@ def systemd_unit(s: Settings, layout: Layout) -> str:
     )
 
 
-def _port_holders(s: Settings, ours: set[int]) -> list[str]:
+@dataclass(frozen=True)
+class ServerPlan:
+    """Where our server lives and how it is reached and started on one host; built by `plan`."""
+
+    run_dir: str  # pid file, config hash, log, proof
+    launcher: str  # sets Triton's environment, then runs its arguments
+    models_dir: str  # the model repository
+    http_host: str  # where a client on the host connects
+    ports: tuple[tuple[str, int], ...]  # (("http", 8000), ("grpc", 8001), ("metrics", 8002))
+    args: tuple[str, ...]  # tritonserver's arguments
+    unit: str  # the systemd unit's text (used where systemd runs the host)
+
+    @property
+    def http_port(self) -> int:
+        return self.ports[0][1]
+
+    @property
+    def grpc_port(self) -> int:
+        return self.ports[1][1]
+
+
+def plan(s: Settings, layout: Layout) -> ServerPlan:
+    """The server plan of these settings."""
+    return ServerPlan(
+        run_dir=layout.run,
+        launcher=layout.launcher,
+        models_dir=layout.models,
+        http_host=s.http_connect_host,
+        ports=s.triton_ports,
+        args=tuple(server_args(s, layout)),
+        unit=systemd_unit(s, layout),
+    )
+
+
+def _port_holders(p: ServerPlan, ours: set[int]) -> list[str]:
     """Each of our ports held by a process that is not our server: 'port P: NAME (pid N)'."""
     listening = host.get_fact(ListeningPorts)
     held = []
-    for label, port in s.triton_ports:
+    for label, port in p.ports:
         for h in listening.get(port, []):
             if h["pid"] in ours:
                 continue
@@ -111,8 +146,7 @@ def _port_holders(s: Settings, ours: set[int]) -> list[str]:
 
 @operation()
 def running(
-    s: Settings,
-    layout: Layout,
+    plan: ServerPlan,
     wanted_hash: str,
     models: list[str],
     verify: str = "",
@@ -125,39 +159,38 @@ def running(
     (recorded pid, or serving our repository) is stopped cleanly first. verify is the JSON
     of tasks.models.verify_spec: after a start each model is called over HTTP and gRPC.
     """
-    http_host = s.http_connect_host
-    state = host.get_fact(ServerState, layout.run, http_host, s.triton_http_port, layout.models)
+    p = plan
+    state = host.get_fact(ServerState, p.run_dir, p.http_host, p.http_port, p.models_dir)
     systemd = host.get_fact(InitSystem)["systemd"]
-    unit = systemd_unit(s, layout) if systemd else ""
-    unit_current = not systemd or state["unit_sha256"] == hashlib.sha256(unit.encode()).hexdigest()
+    unit_current = not systemd or state["unit_sha256"] == hashlib.sha256(p.unit.encode()).hexdigest()
     if state["pid"] and state["config_hash"] == wanted_hash and state["ready"] and unit_current:
         if systemd and not state["unit_enabled"]:
             yield "systemctl enable --quiet tritonserver.service"  # serving as wanted: no restart
             return
         host.noop(f"Triton pid {state['pid']} is ready with this configuration")
         return
-    held = _port_holders(s, {p for p in [state["pid"], *state["stale"]] if p})
+    held = _port_holders(p, {pid for pid in [state["pid"], *state["stale"]] if pid})
     if held:
         raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
-    stale = " ".join(str(p) for p in state["stale"])
+    stale = " ".join(str(pid) for pid in state["stale"])
     if systemd:
-        yield remote.shell("server_start_systemd.sh", UNIT, unit, layout.run, wanted_hash, stale)
+        yield remote.shell("server_start_systemd.sh", UNIT, p.unit, p.run_dir, wanted_hash, stale)
     else:
-        yield remote.shell("server_start.sh", layout.run, layout.launcher, wanted_hash, stale, *server_args(s, layout))
-    proof_file = f"{layout.run}/proof.txt"
+        yield remote.shell("server_start.sh", p.run_dir, p.launcher, wanted_hash, stale, *p.args)
+    proof_file = f"{p.run_dir}/proof.txt"
     env = {"TRITON_PROOF_FILE": proof_file}
-    ready_args = [f"{layout.run}/tritonserver.pid", f"{layout.run}/tritonserver.log", str(READY_TIMEOUT_S)]
-    yield remote.python(python, "wait_ready.py", http_host, str(s.triton_http_port), *ready_args, *models, env=env)
+    ready_args = [f"{p.run_dir}/tritonserver.pid", f"{p.run_dir}/tritonserver.log", str(READY_TIMEOUT_S)]
+    yield remote.python(python, "wait_ready.py", p.http_host, str(p.http_port), *ready_args, *models, env=env)
     if verify and verify != "[]":
         yield remote.python(
             "python3",
             "verify_models.py",
-            f"{http_host}:{s.triton_http_port}",
-            f"{http_host}:{s.triton_grpc_port}",
-            layout.models,
+            f"{p.http_host}:{p.http_port}",
+            f"{p.http_host}:{p.grpc_port}",
+            p.models_dir,
             "1" if in_process else "0",
             verify,
-            via=layout.launcher,
+            via=p.launcher,
             env=env,
         )
     yield FunctionCommand(_show_proof, (proof_file,), {})
@@ -171,15 +204,14 @@ def _show_proof(state, host, path: str) -> bool:
 
 
 @operation()
-def stopped(s: Settings, layout: Layout):
+def stopped(plan: ServerPlan):
     """No server of ours runs, and none comes back at boot: the unit stopped **and disabled** where
     systemd runs the host; TERM (KILL after 30 s) to the recorded pid and to any serving our repository."""
-    http_host = s.http_connect_host
-    state = host.get_fact(ServerState, layout.run, http_host, s.triton_http_port, layout.models)
+    state = host.get_fact(ServerState, plan.run_dir, plan.http_host, plan.http_port, plan.models_dir)
     unit_on = state["unit_enabled"] or state["unit_active"]
     if not state["pid"] and not state["stale"] and not unit_on:
         host.noop("no Triton server of ours is running")
         return
     if unit_on:
         yield "systemctl disable --now --quiet tritonserver.service"
-    yield remote.shell("server_stop.sh", layout.run, " ".join(str(p) for p in state["stale"]))
+    yield remote.shell("server_stop.sh", plan.run_dir, " ".join(str(pid) for pid in state["stale"]))

@@ -9,12 +9,16 @@ background while apt and Triton install, instead of pip installing every wheel a
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 from pyinfra.facts.files import File
 
 import remote
+from compat.assessment import Decisions
+from config.layout import Layout
+from config.settings import Settings
 from facts.venv import VenvData, VenvPackages
 
 # Extras to install with a package (the verifier calls Triton over HTTP and gRPC).
@@ -41,75 +45,114 @@ def snapshot_key(wheelhouse_key_: str, python: str, venv_dir: str) -> str:
     return hashlib.sha256(f"{wheelhouse_key_}\n{python}\n{venv_dir}".encode()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class VenvPlan:
+    """What every venv step shares, decided once per host (`plan`): where the venv goes, from which
+    Python, with which pins, the wheelhouse and snapshot on the persistent path, pip's sources."""
+
+    venv_dir: str
+    python: str  # the interpreter that makes the venv
+    python_minor: str  # "3.11": the stub's minor version
+    requirements: dict[str, str]  # name -> exact version
+    wheelhouse: str = ""
+    pip_cache: str = ""
+    snapshot: str = ""  # a tar of a finished venv on the persistent path; "" = none
+    restore_token: str = ""  # names the background restore job of this run
+    torch_index: str | None = None
+    index_url: str = ""
+    find_links: str = ""
+    cert: str = ""  # a CA bundle for pip instead of certifi's (a standalone Python's pip)
+
+
+def plan(settings: Settings, layout: Layout, d: Decisions, find_links: str, restore_token: str) -> VenvPlan:
+    """The host's venv plan: the wheelhouse keyed by pins and sources, the snapshot by that key, the
+    Python and the venv's path."""
+    sources = [d.torch_index or "", settings.pip_index_url, settings.pip_find_links]
+    key = wheelhouse_key(d.venv_pins, sources)
+    snapshot = f"{layout.venv_snapshots}/{snapshot_key(key, d.python_path, layout.venv)}.tar"
+    return VenvPlan(
+        venv_dir=layout.venv,
+        python=d.python_path,
+        python_minor=d.python,
+        requirements=d.venv_pins,
+        wheelhouse=f"{layout.wheelhouse_root}/{key}",
+        pip_cache=layout.pip_cache,
+        snapshot=snapshot if settings.venv_snapshot else "",
+        restore_token=restore_token,
+        torch_index=d.torch_index,
+        index_url=settings.pip_index_url,
+        find_links=find_links,
+        cert=d.pip_cert,
+    )
+
+
 def _usable(venv: VenvData | None, python_minor: str) -> bool:
     """The venv exists, is made from this Python minor and has pip."""
     return bool(venv and venv["python"].startswith(python_minor + ".") and venv["packages"].get("pip"))
 
 
-def _matches(venv: VenvData | None, python_minor: str, requirements: dict[str, str]) -> bool:
-    """The venv is usable and holds exactly these versions."""
-    return _usable(venv, python_minor) and all(venv["packages"].get(k) == v for k, v in requirements.items())
+def _matches(venv: VenvData | None, plan: VenvPlan) -> bool:
+    """The venv is usable and holds exactly the plan's versions."""
+    return _usable(venv, plan.python_minor) and all(venv["packages"].get(k) == v for k, v in plan.requirements.items())
 
 
-def _restores(venv: VenvData | None, python_minor: str, requirements: dict[str, str], snapshot: str) -> bool:
+def _restores(venv: VenvData | None, plan: VenvPlan) -> bool:
     """The snapshot is to be unpacked: the venv (its fact) does not match and a snapshot of one that
     did is kept. Each venv operation asks the same question, so that a plan made before any of them
     runs (pyinfra without -y) agrees with itself."""
-    if not snapshot or _matches(venv, python_minor, requirements):
+    if not plan.snapshot or _matches(venv, plan):
         return False
-    return bool(host.get_fact(File, path=snapshot))
+    return bool(host.get_fact(File, path=plan.snapshot))
 
 
 @operation()
-def restore_started(venv_dir: str, python_minor: str, requirements: dict[str, str], snapshot: str, token: str):
+def restore_started(plan: VenvPlan):
     """Start unpacking the venv snapshot in the background, so that the steps that do not need the
     venv (apt, Triton) run meanwhile; `created` with the same token waits for it."""
-    if not _restores(host.get_fact(VenvPackages, venv_dir), python_minor, requirements, snapshot):
+    if not _restores(host.get_fact(VenvPackages, plan.venv_dir), plan):
         host.noop("no venv to unpack from a snapshot")
         return
-    yield remote.shell("venv_restore_start.sh", venv_dir, snapshot, token, remote.source("venv_restore.sh"))
+    restore = remote.source("venv_restore.sh")
+    yield remote.shell("venv_restore_start.sh", plan.venv_dir, plan.snapshot, plan.restore_token, restore)
 
 
 @operation()
-def created(
-    python: str,
-    venv_dir: str,
-    python_minor: str,
-    requirements: dict[str, str],
-    snapshot: str = "",
-    restore_token: str = "",
-):
-    """A venv at venv_dir made from `python` (the stub's minor version); a wrong one is replaced.
+def created(plan: VenvPlan):
+    """A venv at venv_dir made from the plan's Python (the stub's minor version); a wrong one is replaced.
 
     With a snapshot of a finished venv on the persistent path, a missing or wrong venv is
     unpacked from it (seconds) rather than made empty and filled by pip (a minute): here, or
     by the background job `restore_started` began with restore_token, which this waits for
     (its log is there when it was started: it may have finished, or failed, by now).
     """
-    if restore_token and host.get_fact(File, path=f"{venv_dir}.restore-{restore_token}.log"):
-        yield remote.shell("venv_restore_wait.sh", venv_dir, restore_token)
+    venv_dir = plan.venv_dir
+    if plan.restore_token and host.get_fact(File, path=f"{venv_dir}.restore-{plan.restore_token}.log"):
+        yield remote.shell("venv_restore_wait.sh", venv_dir, plan.restore_token)
         return
     venv = host.get_fact(VenvPackages, venv_dir)
-    if _restores(venv, python_minor, requirements, snapshot):
-        yield StringCommand(*pip_locked(venv_dir), remote.shell("venv_restore.sh", venv_dir, snapshot))
+    if _restores(venv, plan):
+        yield StringCommand(*pip_locked(venv_dir), remote.shell("venv_restore.sh", venv_dir, plan.snapshot))
         return
-    if _usable(venv, python_minor):
+    if _usable(venv, plan.python_minor):
         host.noop(f"venv {venv_dir} is Python {venv['python']}")
         return
     # A venv is not relocatable (its scripts name its path), so it is made at venv_dir itself;
     # a replaced one waits aside and comes back if the new one cannot be made.
-    yield remote.shell("venv_create.sh", python, venv_dir)
+    yield remote.shell("venv_create.sh", plan.python, venv_dir)
 
 
 @operation()
-def snapshot_saved(venv_dir: str, snapshot: str):
+def snapshot_saved(plan: VenvPlan):
     """A tar of the finished venv is on the persistent path (written aside, then renamed); older
     snapshots beside it are removed. Runs after the packages are in, so it holds a complete venv."""
-    if host.get_fact(File, path=snapshot):
-        host.noop(f"venv snapshot {snapshot} kept")
+    if not plan.snapshot:
+        host.noop("venv snapshots are off (venv_snapshot)")
         return
-    folder, name = snapshot.rsplit("/", 1)
-    yield remote.shell("venv_snapshot.sh", venv_dir, folder, snapshot, name)
+    if host.get_fact(File, path=plan.snapshot):
+        host.noop(f"venv snapshot {plan.snapshot} kept")
+        return
+    folder, name = plan.snapshot.rsplit("/", 1)
+    yield remote.shell("venv_snapshot.sh", plan.venv_dir, folder, plan.snapshot, name)
 
 
 def pip_locked(venv_dir: str) -> list:
@@ -130,41 +173,30 @@ def _pip_sources(torch_index: str | None, index_url: str, find_links: str) -> li
 
 
 @operation()
-def wheelhouse_filled(
-    venv_dir: str,
-    wheelhouse: str,
-    requirements: dict[str, str],
-    pip_cache: str,
-    torch_index: str | None = None,
-    index_url: str = "",
-    find_links: str = "",
-    python_minor: str = "",
-    snapshot: str = "",
-    cert: str = "",
-):
-    """Every wheel the pins need is in wheelhouse (marked complete), downloaded once from the sources.
-    cert: a CA bundle for pip to trust instead of its own (certifi's), such as the host's store."""
-    marker = f"{wheelhouse}/.complete"
+def wheelhouse_filled(plan: VenvPlan):
+    """Every wheel the pins need is in the wheelhouse (marked complete), downloaded once from the
+    plan's sources; plan.cert: a CA bundle for pip to trust instead of its own (certifi's)."""
+    marker = f"{plan.wheelhouse}/.complete"
     if host.get_fact(File, path=marker):
-        host.noop(f"wheelhouse {wheelhouse} complete")
+        host.noop(f"wheelhouse {plan.wheelhouse} complete")
         return
-    if _restores(host.get_fact(VenvPackages, venv_dir), python_minor, requirements, snapshot):
-        host.noop(f"the venv comes from {snapshot}")
+    if _restores(host.get_fact(VenvPackages, plan.venv_dir), plan):
+        host.noop(f"the venv comes from {plan.snapshot}")
         return
-    pins = [QuoteString(pip_requirement(k, v)) for k, v in requirements.items()]
+    pins = [QuoteString(pip_requirement(k, v)) for k, v in plan.requirements.items()]
     yield StringCommand(
-        *pip_locked(venv_dir),
-        QuoteString(f"{venv_dir}/bin/pip"),
+        *pip_locked(plan.venv_dir),
+        QuoteString(f"{plan.venv_dir}/bin/pip"),
         "download",
         "--disable-pip-version-check",
         "--progress-bar",
         "off",
         "--cache-dir",
-        QuoteString(pip_cache),
+        QuoteString(plan.pip_cache),
         "--dest",
-        QuoteString(wheelhouse),
-        *(QuoteString(a) for a in _pip_sources(torch_index, index_url, find_links)),
-        *(["--cert", QuoteString(cert)] if cert else []),
+        QuoteString(plan.wheelhouse),
+        *(QuoteString(a) for a in _pip_sources(plan.torch_index, plan.index_url, plan.find_links)),
+        *(["--cert", QuoteString(plan.cert)] if plan.cert else []),
         *pins,
         "&&",
         "touch",
@@ -173,18 +205,17 @@ def wheelhouse_filled(
 
 
 @operation()
-def packages_installed(
-    venv_dir: str, wheelhouse: str, requirements: dict[str, str], python_minor: str = "", snapshot: str = ""
-):
-    """The venv holds exactly these versions, installed from the wheelhouse with no index.
+def packages_installed(plan: VenvPlan):
+    """The venv holds exactly the plan's versions, installed from the wheelhouse with no index.
 
     A marker file stands in the venv while pip runs: one left behind means a pip was cut off, and
     a package it was writing can look installed (its metadata in place) with its files half written.
     Then every package is installed again (--force-reinstall, still from the wheelhouse).
     """
+    venv_dir, requirements = plan.venv_dir, plan.requirements
     venv = host.get_fact(VenvPackages, venv_dir)
-    if _restores(venv, python_minor, requirements, snapshot):
-        host.noop(f"the venv comes from {snapshot} with {', '.join(f'{k} {v}' for k, v in requirements.items())}")
+    if _restores(venv, plan):
+        host.noop(f"the venv comes from {plan.snapshot} with {', '.join(f'{k} {v}' for k, v in requirements.items())}")
         return
     marker = f"{venv_dir}/{INSTALL_MARKER}"
     interrupted = bool(host.get_fact(File, path=marker))
@@ -207,7 +238,7 @@ def packages_installed(
         "--progress-bar",
         "off",
         "--find-links",
-        QuoteString(wheelhouse),
+        QuoteString(plan.wheelhouse),
         *(QuoteString(pip_requirement(k, v)) for k, v in requirements.items()),
         "&&",
         "rm",

@@ -6,7 +6,8 @@ One file per case in tests/fixtures/operations/<module>.<operation>/<case>.json:
      "commands": ["..."]}            or "noop": "why"     or "error": "part of the message"
 
 `s`/`settings` args are settings overrides (validated by config.settings.load); `layout: true`
-passes the Layout of those settings; `files` maps dest -> [text, mode]. Scripts from remote/
+passes the Layout of those settings; `server` is settings overrides for a server_process plan,
+`plan` the fields of a venv plan; `files` maps dest -> [text, mode]. Scripts from remote/
 appear as <script NAME>, uploads as <upload CONTENT to DEST>.
 """
 
@@ -29,6 +30,8 @@ from pyinfra.context import ctx_host
 import remote
 from config.layout import Layout
 from config.settings import load
+from tasks import server_process
+from tasks.venv import VenvPlan
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
 CASES = sorted(FIXTURES.glob("*/*.json"))
@@ -76,6 +79,11 @@ def _operation(dirname: str):
 
 def _args(spec_args: dict[str, Any]) -> dict[str, Any]:
     args = dict(spec_args)
+    if "plan" in args:  # the venv operations' plan (tasks.venv.VenvPlan)
+        args["plan"] = VenvPlan(**args["plan"])
+    if "server" in args:  # the server operations' plan, from these settings overrides
+        s = load(args.pop("server"))
+        args["plan"] = server_process.plan(s, Layout(s))
     if "files" in args:  # small_files.written: dest -> [text, mode] in JSON, (bytes, mode) for the operation
         args["files"] = {dest: (text.encode(), mode) for dest, (text, mode) in args["files"].items()}
     for key in ("s", "settings"):
