@@ -41,6 +41,7 @@ class Item:
     detail: str
     fix: str = ""
     blocker: bool = False  # provisioning cannot fix it: provision refuses to start
+    installed_part: bool = False  # a part of the install the server runs from (Triton, stub, venv, env)
 
 
 def ok(name: str, detail: str) -> Item:
@@ -104,6 +105,11 @@ class Assessment:
     @property
     def problems(self) -> list[Item]:
         return [i for i in self.items if i.status != "ok"]
+
+    @property
+    def not_provisioned(self) -> list[Item]:
+        """Parts of the install that are missing or wrong: serving needs a provision first."""
+        return [i for i in self.problems if i.installed_part]
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": not self.problems, "items": [i.__dict__ for i in self.items], "decisions": asdict(self.decisions)}

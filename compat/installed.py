@@ -3,6 +3,8 @@ the Triton install and its stub, the venv's packages, HF_HOME and the environmen
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compat import tables as t
 from compat.assessment import HostFacts, Item, blocker, incompatible, missing, ok
 from compat.distro import package_for
@@ -12,6 +14,11 @@ from config.settings import Settings
 from config.versions import version_key
 
 FIX = "run deploy/provision.py"
+
+
+def _parts(items: list[Item]) -> list[Item]:
+    """Mark items as parts of the install the server runs from (deploy/serve.py needs them all)."""
+    return [replace(i, installed_part=True) for i in items]
 
 
 def _gib(n: int) -> str:
@@ -66,7 +73,7 @@ def check_triton(
     home = Layout(settings).current
     tri = facts.triton
     if not tri or not tri.get("server"):
-        return [missing("triton server", f"no Triton server at {home}", FIX)], []
+        return _parts([missing("triton server", f"no Triton server at {home}", FIX)]), []
     items, packages = [], []
     version = tri.get("version") or "unknown"
     if build and version != build.version:
@@ -101,7 +108,7 @@ def check_triton(
             items.append(missing(soname, f"{path} cannot load it", fix))
             if pkg:
                 packages.append(pkg)
-    return items, packages
+    return _parts(items), packages
 
 
 def check_venv(
@@ -110,7 +117,7 @@ def check_venv(
     """The venv's Python and each pinned package; numpy 2 where the stub needs numpy<2."""
     venv, where = facts.venv, settings.venv_dir
     if venv is None:
-        return [missing("venv", f"no venv at {where}", FIX)]
+        return _parts([missing("venv", f"no venv at {where}", FIX)])
     items = []
     py_minor = ".".join(venv["python"].split(".")[:2])
     if python.python and py_minor != python.python:
@@ -128,18 +135,16 @@ def check_venv(
     if build and build.numpy_spec == "<2" and numpy and version_key(numpy) >= (2,):
         why = f"numpy {numpy}: the Triton {build.version} stub fails on string tensors with numpy 2"
         items.append(incompatible("venv numpy<2", why, FIX + f" (pins numpy {settings.numpy_version})"))
-    return items
+    return _parts(items)
 
 
 def check_environment(facts: HostFacts, settings: Settings) -> list[Item]:
     """HF_HOME on the persistent path, and the profile and launcher."""
     layout = Layout(settings)
-    return [
-        ok("HF_HOME", layout.hf_home) if facts.hf_home_exists else missing("HF_HOME", layout.hf_home, FIX),
-        ok("environment", f"{layout.profile} and the launcher")
-        if facts.env_files_exist
-        else missing("environment", f"{layout.profile} and the launcher", FIX),
-    ]
+    hf_home = ok("HF_HOME", layout.hf_home) if facts.hf_home_exists else missing("HF_HOME", layout.hf_home, FIX)
+    where = f"{layout.profile} and the launcher"
+    env = ok("environment", where) if facts.env_files_exist else missing("environment", where, FIX)
+    return [hf_home, *_parts([env])]
 
 
 def check_ports(facts: HostFacts, settings: Settings) -> list[Item]:

@@ -22,11 +22,7 @@ started = time.monotonic()
 reading = read_host(host, state.inventory)
 timings.record(state, host.name, time.monotonic() - started, reading.settings.step_timings_path)
 assessment = reading.assessment
-missing = [
-    i
-    for i in assessment.problems
-    if i.name in ("triton server", "python backend stub", "venv", "environment") or i.name.startswith("venv ")
-]
+missing = assessment.not_provisioned
 run_summary.summary(state)  # one line per host at the end: OK / BLOCKED / FAILED and why
 if assessment.blockers or missing:
     names = ", ".join(i.name for i in [*assessment.blockers, *missing])

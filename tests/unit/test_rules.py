@@ -100,6 +100,15 @@ def test_fresh_debian12_needs_libpython_and_is_not_blocked() -> None:
     assert by_name(a, "triton server").status == "missing"
 
 
+def test_what_serving_needs_from_a_provision_is_named_by_the_rules_not_by_item_names() -> None:
+    fresh = assess(host(), DEFAULT)
+    assert [i.name for i in fresh.not_provisioned] == ["triton server", "venv", "environment"]
+    # a missing host library or HF_HOME is a problem, but not a part of the install serve starts from
+    problems = {i.name for i in fresh.problems}
+    assert {"libpython3.11.so.1.0", "HF_HOME"} <= problems
+    assert not {"libpython3.11.so.1.0", "HF_HOME"} & {i.name for i in fresh.not_provisioned}
+
+
 def test_ubuntu2204_python310_with_libpython_needs_nothing_from_apt() -> None:
     a = assess(host(("ubuntu", "22.04", "jammy"), glibc="2.35", pythons=py("3.10")), DEFAULT)
     assert not a.blockers and a.decisions.python == "3.10" and a.decisions.apt_packages == []
