@@ -1,0 +1,1 @@
+"""Unit tests (fixtures of real command output) and e2e tests (real hosts over SSH)."""
