@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 
 from testbed.boot import _mount_root, _mounted_under, _port_free, _start, _stop, _unmount_under
@@ -63,35 +64,40 @@ def up(
     return made
 
 
-def reset(name: str) -> Host:
-    """Restore a host's root file system to fresh; keep its /persist exactly as it was."""
+def _changed(name: str, what: str, change: Callable[[Host], None]) -> Host:
+    """Apply change to the recorded host NAME under the state lock, record it again, log how long."""
     with _locked() as state:
         if name not in state["hosts"]:
             raise TestbedError(f"no test host {name!r}; `python -m testbed status` lists them")
         host = Host(**state["hosts"][name])
         t0 = time.monotonic()
-        _stop(host)
-        _unmount_under(host.root)
-        for sub in ("upper", "work"):
-            shutil.rmtree(host.dir / sub, ignore_errors=True)
-        _boot(host)
+        change(host)
         state["hosts"][name] = asdict(host)
-    _log(f"reset {name} in {time.monotonic() - t0:.2f}s")
+    _log(f"{what} {name} in {time.monotonic() - t0:.2f}s")
     return host
+
+
+def _wipe_and_boot(host: Host) -> None:
+    _stop(host)
+    _unmount_under(host.root)
+    for sub in ("upper", "work"):
+        shutil.rmtree(host.dir / sub, ignore_errors=True)
+    _boot(host)
+
+
+def _reboot(host: Host) -> None:
+    _stop(host, graceful=True)
+    _start(host)
+
+
+def reset(name: str) -> Host:
+    """Restore a host's root file system to fresh; keep its /persist exactly as it was."""
+    return _changed(name, "reset", _wipe_and_boot)
 
 
 def restart(name: str) -> Host:
     """Stop a host (a clean shutdown where systemd runs it) and boot it again, its disk kept: a reboot."""
-    with _locked() as state:
-        if name not in state["hosts"]:
-            raise TestbedError(f"no test host {name!r}; `python -m testbed status` lists them")
-        host = Host(**state["hosts"][name])
-        t0 = time.monotonic()
-        _stop(host, graceful=True)
-        _start(host)
-        state["hosts"][name] = asdict(host)
-    _log(f"restarted {name} in {time.monotonic() - t0:.2f}s")
-    return host
+    return _changed(name, "restarted", _reboot)
 
 
 def remove(name: str) -> None:
