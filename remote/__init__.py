@@ -49,6 +49,12 @@ def python(
     )
 
 
+def hex_name(name: str) -> str:
+    """A file name as prune.py takes it: its raw bytes in hex (TreeEntries keeps undecodable bytes as
+    surrogates), so that no byte of it can be misread on the way."""
+    return name.encode("utf-8", "surrogateescape").hex()
+
+
 def load(name: str) -> ModuleType:
     """Import a Python host script here, as sent (its shared pieces inlined): for the unit tests."""
     module = ModuleType(name.removesuffix(".py"))

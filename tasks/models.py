@@ -9,10 +9,11 @@ from pathlib import Path
 from jinja2 import Environment, StrictUndefined
 from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, deploy, operation
-from pyinfra.facts.files import FindDirectories
 
+import remote
 from config.layout import Layout
 from config.models import ModelSpec
+from facts.files import TreeEntries
 from facts.hub import HubSnapshot
 from tasks import secret_file, small_files, upload
 
@@ -112,16 +113,14 @@ def sources(specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str, net: di
 
 
 @operation()
-def only_configured(models_dir: str, names: list[str]):
-    """No model directory but the configured ones: Triton loads every model in its repository."""
-    found = [
-        p for p in host.get_fact(FindDirectories, path=models_dir, maxdepth=1) or [] if p.rstrip("/") != models_dir
-    ]
-    extra = sorted(p for p in found if p.rstrip("/").rsplit("/", 1)[-1] not in names)
+def only_configured(models_dir: str, names: list[str], python: str = "python3"):
+    """Nothing in the repository but the configured models: Triton loads every model it holds.
+    Entries are read NUL-safe; the host's prune.py removes only what lies inside models_dir."""
+    extra = sorted(set(host.get_fact(TreeEntries, models_dir, "children")) - set(names))
     if not extra:
         host.noop("the model repository holds only configured models")
         return
-    yield StringCommand("rm", "-rf", *(QuoteString(p) for p in extra))
+    yield remote.python(python, "prune.py", models_dir, *(remote.hex_name(n) for n in extra))
 
 
 @deploy("Model repository")

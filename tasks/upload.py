@@ -7,9 +7,11 @@ import os
 from pathlib import Path
 
 from pyinfra import host
-from pyinfra.api import QuoteString, StringCommand, deploy, operation
-from pyinfra.facts.files import FindFiles
+from pyinfra.api import deploy, operation
 from pyinfra.operations import files
+
+import remote
+from facts.files import TreeEntries
 
 
 def local_files(src: str) -> dict[str, Path]:
@@ -23,15 +25,14 @@ def local_files(src: str) -> dict[str, Path]:
 
 
 @operation()
-def no_extra_files(dest: str, keep: list[str]):
-    """Remove files under dest that the controller's directory no longer has."""
-    found = host.get_fact(FindFiles, path=dest) or []
-    wanted = {f"{dest}/{rel}" for rel in keep}
-    extra = sorted(p for p in found if p not in wanted)
+def no_extra_files(dest: str, keep: list[str], python: str = "python3"):
+    """Remove files under dest that the controller's directory no longer has (names read NUL-safe;
+    the host's prune.py removes only what lies inside dest)."""
+    extra = sorted(set(host.get_fact(TreeEntries, dest, "files")) - set(keep))
     if not extra:
         host.noop(f"{dest} holds no extra files")
         return
-    yield StringCommand("rm", "-f", *(QuoteString(p) for p in extra))
+    yield remote.python(python, "prune.py", "--empty-dirs", dest, *(remote.hex_name(n) for n in extra))
 
 
 @deploy("Upload a directory")

@@ -204,3 +204,14 @@ def test_uploaded_wheelhouse_for_an_air_gapped_host(host: TestHost, served: dict
         f"{artifacts.TORCH_VERSION}+cpu"
     )
     assert_serves(host)
+    # Hostile names in the uploaded directory: a directory "a\n" holding etc/passwd (its path, split
+    # on newlines, reads /etc/passwd) and a link to a file outside. Both go; nothing outside is touched.
+    host.ssh(
+        "cd /persist/uploaded-wheels && mkdir -p 'a\n/etc' && echo x > 'a\n/etc/passwd'"
+        ' && ln -s /etc/hostname evil.whl && echo y > "it\'s old.whl"'
+    )
+    before = host.ssh("sha256sum /etc/passwd /etc/hostname").stdout
+    _, results = provision(inv)
+    assert results["Upload a directory | Wheels uploaded from the controller: no extra files"]["success"] == 1
+    assert host.ssh("sha256sum /etc/passwd /etc/hostname").stdout == before
+    assert host.ssh("ls -A /persist/uploaded-wheels").stdout.split() == [artifacts.TORCH_WHEEL.name]

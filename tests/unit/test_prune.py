@@ -1,0 +1,65 @@
+"""Removing what a directory should not hold, with hostile names, on this machine's file system:
+the names read back by the TreeEntries command, the host's prune.py removing only inside."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import remote
+from facts.files import TreeEntries
+
+prune = remote.load("prune.py")
+
+
+def entries(top: Path, kind: str) -> list[str]:
+    """TreeEntries for real: its script run here by sh, its output through process()."""
+    out = subprocess.run(
+        ["sh", "-c", remote.source("tree_entries.sh"), "tree_entries.sh", str(top), kind],
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    return TreeEntries().process(out.splitlines())
+
+
+def hostile_tree(tmp_path: Path) -> tuple[Path, Path]:
+    outside = tmp_path / "outside"
+    (outside / "etc").mkdir(parents=True)
+    (outside / "etc" / "passwd").write_text("root\n")
+    (outside / "victim").write_text("keep me\n")
+    top = tmp_path / "dest"
+    (top / "a\n" / "etc").mkdir(parents=True)
+    (top / "a\n" / "etc" / "passwd").write_text("x\n")  # its path, split on newlines, once read /etc/passwd
+    (top / "keep.whl").write_text("k\n")
+    (top / "it's old.whl").write_text("o\n")
+    (top / os.fsdecode(b"lat\xe9.whl")).write_text("l\n")
+    (top / "link.whl").symlink_to(outside / "victim")
+    (top / "out").symlink_to(outside)  # a link to a directory outside
+    return top, outside
+
+
+def test_every_hostile_name_arrives_intact_and_only_what_is_inside_goes(tmp_path: Path) -> None:
+    top, outside = hostile_tree(tmp_path)
+    names = entries(top, "files")
+    assert names == sorted(
+        ["a\n/etc/passwd", "it's old.whl", os.fsdecode(b"lat\xe9.whl"), "keep.whl", "link.whl", "out"]
+    )
+    extra = [n for n in names if n != "keep.whl"]
+    assert prune.main(str(top), *(remote.hex_name(n) for n in extra)) == 0
+    assert sorted(os.listdir(top)) == ["a\n", "keep.whl"]  # the emptied directory stays; its file went
+    assert (outside / "victim").read_text() == "keep me\n" and (outside / "etc" / "passwd").exists()
+
+
+def test_names_that_leave_the_directory_are_refused(tmp_path: Path) -> None:
+    top, outside = hostile_tree(tmp_path)
+    hostile = ["out/victim", "../outside/victim", str(outside / "victim"), ""]
+    assert prune.main(str(top), *(remote.hex_name(n) for n in hostile)) == 1
+    assert (outside / "victim").read_text() == "keep me\n"
+
+
+def test_children_of_a_model_repository(tmp_path: Path) -> None:
+    top, _ = hostile_tree(tmp_path)
+    assert "a\n" in entries(top, "children") and "a\n/etc/passwd" not in entries(top, "children")
+    assert prune.main(str(top), remote.hex_name("a\n")) == 0
+    assert not (top / "a\n").exists()
