@@ -15,44 +15,9 @@ import subprocess
 import sys
 import tarfile
 
-TOP = "python/"
+from _archive import UnsafeArchive, extract_tar
 
-
-def _inside(root: str, path: str) -> bool:
-    root = os.path.realpath(root)
-    return os.path.commonpath([root, os.path.realpath(path)]) == root
-
-
-def _checked_members(tar: tarfile.TarFile, tmp: str) -> list:
-    """Every member renamed without its `python/` top, or an error naming the first hostile one."""
-    members = []
-    for m in tar.getmembers():
-        name = m.name[2:] if m.name.startswith("./") else m.name
-        if name.rstrip("/") + "/" == TOP:
-            continue
-        if not name.startswith(TOP):
-            raise ValueError(f"{m.name!r} is outside {TOP}: not a python-build-standalone install_only archive")
-        rel = name[len(TOP) :]
-        target = os.path.join(tmp, rel)
-        if os.path.isabs(rel) or ".." in rel.split("/") or not _inside(tmp, target):
-            raise ValueError(f"{m.name!r} would be written outside the install directory")
-        if not (m.isfile() or m.isdir() or m.issym() or m.islnk()):
-            raise ValueError(f"{m.name!r} is a device, fifo or other special file")
-        if m.issym():
-            link = os.path.join(os.path.dirname(target), m.linkname)
-            if os.path.isabs(m.linkname) or not _inside(tmp, link):
-                raise ValueError(f"{m.name!r} links to {m.linkname!r}, outside the install directory")
-        if m.islnk():
-            linkname = m.linkname[2:] if m.linkname.startswith("./") else m.linkname
-            if not linkname.startswith(TOP) or not _inside(tmp, os.path.join(tmp, linkname[len(TOP) :])):
-                raise ValueError(f"{m.name!r} hard-links to {m.linkname!r}, outside the install directory")
-            m.linkname = linkname[len(TOP) :]
-        m.name = rel
-        m.mode &= 0o777  # no setuid, setgid or sticky bits
-        m.uid = m.gid = 0
-        m.uname = m.gname = "root"
-        members.append(m)
-    return members
+TOP = "python"  # an install_only archive holds everything under python/
 
 
 def main(archive: str, dest: str, minor: str) -> int:
@@ -60,11 +25,8 @@ def main(archive: str, dest: str, minor: str) -> int:
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     try:
-        with tarfile.open(archive) as tar:
-            members = _checked_members(tar, tmp)
-            for m in members:  # links are extracted after the checks, in archive order
-                tar.extract(m, tmp, set_attrs=True)
-    except (ValueError, tarfile.TarError, OSError) as exc:
+        extract_tar(archive, tmp, strip=1, top=TOP)
+    except (UnsafeArchive, tarfile.TarError, OSError) as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         print(f"unpack python: {archive}: {exc}. Nothing was installed.", file=sys.stderr)
         return 5

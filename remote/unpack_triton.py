@@ -15,8 +15,9 @@ import os
 import re
 import shutil
 import sys
-import tarfile
 import zipfile
+
+from _archive import UnsafeArchive, extract_tar, zip_target
 
 LAYOUT = ("bin", "lib", "backends", "caches", "python_backend_stubs")
 
@@ -34,7 +35,7 @@ def unpack_pytriton(archive: str, tmp: str) -> None:
                 continue
             if not rel or rel.endswith("/"):
                 continue
-            target = os.path.join(tmp, rel)
+            target = zip_target(tmp, rel)  # refuses '..', absolute names and writing through links
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with whl.open(info) as src, open(target, "wb") as out:
                 shutil.copyfileobj(src, out, 1 << 20)
@@ -50,17 +51,7 @@ def unpack_pytriton(archive: str, tmp: str) -> None:
 
 
 def unpack_tarball(archive: str, tmp: str, strip: int) -> str:
-    with tarfile.open(archive) as tar:
-        for member in tar.getmembers():
-            name = member.name
-            while name.startswith("./"):
-                name = name[2:]
-            parts = name.lstrip("/").split("/")[strip:]
-            unsafe = ".." in parts or ((member.issym() or member.islnk()) and member.linkname.startswith("/"))
-            if not parts or parts == [""] or unsafe:
-                continue
-            member.name = "/".join(parts)
-            tar.extract(member, tmp, set_attrs=True)
+    extract_tar(archive, tmp, strip=strip)
     path = os.path.join(tmp, "TRITON_VERSION")
     return open(path).read().strip() if os.path.exists(path) else ""
 
@@ -89,10 +80,15 @@ def main(
     tmp = dest + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    if source == "pytriton":
-        unpack_pytriton(archive, tmp)  # the wheel carries no TRITON_VERSION: the table names it
-    else:
-        version = unpack_tarball(archive, tmp, int(strip)) or version
+    try:
+        if source == "pytriton":
+            unpack_pytriton(archive, tmp)  # the wheel carries no TRITON_VERSION: the table names it
+        else:
+            version = unpack_tarball(archive, tmp, int(strip)) or version
+    except UnsafeArchive as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        print(f"unpack: {archive} is refused: {exc}. Nothing was installed or switched.", file=sys.stderr)
+        return 8
     if not os.path.isfile(os.path.join(tmp, "bin", "tritonserver")):
         shutil.rmtree(tmp)
         print(f"unpack: {archive} has no bin/tritonserver (check triton_tarball_strip_components)", file=sys.stderr)

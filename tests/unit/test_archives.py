@@ -1,0 +1,123 @@
+"""Hostile archives are refused before anything is installed: the shared extractor (remote/_archive.py)
+through both unpackers, on this machine's file system, with tar and zip archives built here."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import remote
+
+unpack_python = remote.load("unpack_python.py")
+unpack_triton = remote.load("unpack_triton.py")
+
+
+def _archive(path: Path, *members: tarfile.TarInfo) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for m in members:
+            data = io.BytesIO(b"x" * m.size) if m.isfile() else None
+            tar.addfile(m, data)
+    return path
+
+
+def _member(name: str, kind: bytes = tarfile.REGTYPE, linkname: str = "", mode: int = 0o644) -> tarfile.TarInfo:
+    m = tarfile.TarInfo(name)
+    m.type, m.linkname, m.mode = kind, linkname, mode
+    m.size = 1 if kind == tarfile.REGTYPE else 0
+    return m
+
+
+HOSTILE = [
+    ([_member("python/../../etc/cron.d/x")], "climbs out of the archive with '..'"),
+    ([_member("/python/etc/x")], "absolute"),
+    ([_member("etc/passwd")], "outside python/"),
+    ([_member("python/lib", tarfile.SYMTYPE, "/etc"), _member("python/lib/x")], "links to '/etc'"),
+    ([_member("python/a", tarfile.SYMTYPE, "../../../root")], "links to '../../../root'"),
+    # a relative link inside, then a member under it: written through the link
+    (
+        [
+            _member("python/d", tarfile.DIRTYPE, mode=0o755),
+            _member("python/l", tarfile.SYMTYPE, "d"),
+            _member("python/l/x"),
+        ],
+        "written through the link",
+    ),
+    # two links, each inside when written, that end outside together: s2 -> s1/.. and then s1 -> .
+    ([_member("python/s2", tarfile.SYMTYPE, "s1/.."), _member("python/s1", tarfile.SYMTYPE, ".")], "resolves to"),
+    ([_member("python/b", tarfile.LNKTYPE, "etc/shadow")], "hard-links to 'etc/shadow'"),
+    ([_member("python/b", tarfile.LNKTYPE, "python/../../etc/shadow")], "hard-links"),
+    ([_member("python/dev", tarfile.CHRTYPE)], "special file"),
+    ([_member("python/fifo", tarfile.FIFOTYPE)], "special file"),
+    ([_member("python/bin/su", mode=0o4755)], "setuid or setgid"),
+    ([_member("python/bin/sg", mode=0o2755)], "setuid or setgid"),
+]
+
+
+@pytest.mark.parametrize(("members", "words"), HOSTILE, ids=[w for _, w in HOSTILE])
+def test_hostile_python_archives_are_refused_and_nothing_is_installed(tmp_path: Path, members, words, capsys) -> None:
+    archive = _archive(tmp_path / "p.tar.gz", _member("python/", tarfile.DIRTYPE, mode=0o755), *members)
+    dest = tmp_path / "opt" / "python"
+    assert unpack_python.main(str(archive), str(dest), "3.12") == 5
+    assert words in capsys.readouterr().err
+    assert not dest.exists() and not Path(str(dest) + ".tmp").exists()
+    assert not (tmp_path / "etc").exists() and not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(("members", "words"), HOSTILE[:2] + HOSTILE[3:], ids=[w for _, w in HOSTILE[:2] + HOSTILE[3:]])
+def test_hostile_triton_tarballs_are_refused_and_nothing_is_switched(tmp_path: Path, members, words, capsys) -> None:
+    archive = _archive(tmp_path / "t.tar.gz", *members)  # strip 1: "python/" stands for the top directory
+    dest = tmp_path / "versions" / "2.51.0"
+    assert unpack_triton.main("tarball", str(archive), str(dest), "3.12", "0" * 64, "1", "") == 8
+    err = capsys.readouterr().err
+    assert "is refused" in err and "Nothing was installed or switched" in err
+    assert not dest.exists() and not Path(str(dest) + ".tmp").exists()
+
+
+def test_hard_links_are_rewritten_for_strip_components(tmp_path: Path) -> None:
+    extract = remote.load("_archive.py").extract_tar
+    archive = _archive(
+        tmp_path / "t.tar.gz",
+        _member("tritonserver/lib", tarfile.DIRTYPE, mode=0o755),
+        _member("tritonserver/lib/libx.so.1"),
+        _member("tritonserver/lib/libx.so", tarfile.LNKTYPE, "tritonserver/lib/libx.so.1"),
+    )
+    dest = tmp_path / "d"
+    dest.mkdir()
+    extract(str(archive), str(dest), strip=1)
+    assert os.stat(dest / "lib" / "libx.so").st_ino == os.stat(dest / "lib" / "libx.so.1").st_ino
+
+
+def _wheel(path: Path, names: list[str]) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name in names:
+            z.writestr(name, b"x")
+    return path
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pytriton/tritonserver/../../../etc/cron.d/x",
+        "nvidia_pytriton.libs/../../../../etc/x",
+        "pytriton/tritonserver/a\\..\\..\\x",
+    ],
+)
+def test_hostile_wheels_are_refused(tmp_path: Path, name: str, capsys) -> None:
+    wheel = _wheel(tmp_path / "w.whl", ["pytriton/tritonserver/bin/tritonserver", name])
+    dest = tmp_path / "versions" / "2.51.0"
+    assert unpack_triton.main("pytriton", str(wheel), str(dest), "3.12", "0" * 64, "0", "2.51.0") == 8
+    assert "is refused" in capsys.readouterr().err
+    assert not dest.exists() and not (tmp_path / "etc").exists()
+
+
+def test_an_archive_without_the_interpreter_is_not_installed(tmp_path: Path, capsys) -> None:
+    archive = _archive(tmp_path / "p.tar.gz", _member("python/lib/python3.12/os.py"))
+    dest = tmp_path / "python"
+    assert unpack_python.main(str(archive), str(dest), "3.12") == 6
+    assert "is not a working CPython 3.12: it has no bin/python3.12" in capsys.readouterr().err
+    assert not dest.exists()
