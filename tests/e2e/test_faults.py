@@ -116,7 +116,7 @@ def test_full_disk_at_the_install_path_is_refused_before_any_change(provisioned:
 
 def _provision_until_pip_installs(host: TestHost, inv: Path) -> subprocess.Popen:
     """A fresh host, no venv snapshot kept (pip install is the long step then), a provision run
-    started and followed until pip has been installing torch for a few seconds."""
+    started and followed until pip is seen writing torch into the venv (else the test fails)."""
     host.reset()
     host.ssh("rm -rf /persist/venv-snapshots")
     proc = subprocess.Popen(
@@ -126,11 +126,20 @@ def _provision_until_pip_installs(host: TestHost, inv: Path) -> subprocess.Popen
         stderr=subprocess.STDOUT,
         text=True,
     )
-    deadline = time.monotonic() + 300
     for line in proc.stdout:
-        if "Starting operation: venv packages" in line or time.monotonic() > deadline:
+        if "Starting operation: venv packages" in line:
             break
-    time.sleep(3)  # pip is unpacking torch now
+    else:
+        pytest.fail(f"the provision ended ({proc.wait()}) before it installed the venv's packages")
+    # pip is installing when its process runs and torch's files are being written into the venv
+    site = "/opt/triton/venv/lib/python3.11/site-packages"
+    installing = f"pgrep -f '[b]in/pip install' >/dev/null && test -d {site}/torch"
+    deadline = time.monotonic() + 300
+    while host.ssh(installing, check=False).returncode != 0:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail("pip was never seen installing torch into the venv")
+        time.sleep(0.2)
     return proc
 
 
@@ -141,6 +150,7 @@ def test_run_killed_mid_install_completes_next_time_then_changes_nothing(provisi
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     host.ssh("pkill -f '[b]in/pip install' || true")  # what the dropped session left, as sshd would
+    assert host.ssh("test -e /opt/triton/venv/.pip-install-incomplete", check=False).returncode == 0  # cut mid-way
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
     assert_serves(host)

@@ -4,6 +4,7 @@ restart only on change, recovery of a killed server, a held port, a model that f
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
@@ -161,7 +162,8 @@ def test_changed_model_setting_restarts_the_server(served_host: dict, models_dir
     assert results["Model repository | Model repository files"]["success"] == 1
     after = host.ssh(inodes).stdout.split()
     assert after[0] != before[0] and after[1] == before[1]  # emb's config rewritten, clf's left alone
-    assert "normalize" in host.ssh("grep -A1 normalize /opt/triton/models/emb/config.pbtxt").stdout
+    normalize = host.ssh("grep '\"normalize\"' /opt/triton/models/emb/config.pbtxt").stdout.strip()
+    assert normalize == 'parameters: { key: "normalize", value: { string_value: "false" } }'  # was "true"
     assert server_pid(host) != pid
     emb = infer(host, "emb", TEXTS)["EMBEDDING"]
     assert not np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-3)  # the new setting is served
@@ -198,13 +200,22 @@ def test_port_held_by_another_process_is_named(served_host: dict) -> None:
     host = served_host["host"]
     assert run_pyinfra(served_host["inv"], "deploy/stop.py", "-y").returncode == 0
     port = triton_ports(1)["triton_http_port"]
-    host.ssh(f"(setsid python3 -m http.server {port} --bind 127.0.0.1 </dev/null >/dev/null 2>&1 &)")
+    other_pid = int(
+        host.ssh(f"nohup python3 -m http.server {port} --bind 127.0.0.1 </dev/null >/dev/null 2>&1 & echo $!").stdout
+    )
     try:
-        for _ in range(50):
-            if str(port) in host.ssh("cat /proc/net/tcp").stdout.upper() or True:
-                break
-        other = host.ssh("sleep 1; for p in /proc/[0-9]*; do grep -l 'http.server' $p/cmdline 2>/dev/null; done")
-        other_pid = other.stdout.split("/")[2]
+        listening = (
+            "import socket, time, sys\n"
+            "end = time.monotonic() + 20\n"
+            "while time.monotonic() < end:\n"
+            "    try:\n"
+            f"        socket.create_connection(('127.0.0.1', {port}), 1).close(); sys.exit(0)\n"
+            "    except OSError: time.sleep(0.1)\n"
+            "sys.exit(1)\n"
+        )
+        assert host.ssh(f"python3 -c {shlex.quote(listening)}", check=False).returncode == 0, (
+            "http.server never listened"
+        )
         res, _ = serve(served_host)
         out = res.stdout + res.stderr
         assert res.returncode != 0
