@@ -103,6 +103,11 @@ class Layout:
         return f"{self.persist}/huggingface"
 
     @property
+    def hf_cache(self) -> str:
+        """The hub's cache in HF_HOME: the one place under it the server user may write."""
+        return f"{self.hf_home}/hub"
+
+    @property
     def venv(self) -> str:
         return self.settings.venv_dir.rstrip("/")
 

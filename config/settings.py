@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from config.models import ModelSpec, parse_models
+from config.secrets import mask
 
 DEFAULTS_FILE = Path(__file__).resolve().parents[1] / "group_data" / "all.py"
 # Host data keys with these prefixes are ours: an unknown one is a typo, not someone else's key.
@@ -74,6 +75,7 @@ class Settings:
     tokenizers_version: str
     huggingface_hub_version: str
     tritonclient_version: str
+    triton_user: str
     triton_http_address: str
     triton_http_port: int
     triton_grpc_port: int
@@ -236,6 +238,11 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "tokenizers_version": _version,
     "huggingface_hub_version": _version,
     "tritonclient_version": _version,
+    "triton_user": lambda v: (
+        None
+        if re.fullmatch(r"[a-z_][a-z0-9_-]{0,31}", v)
+        else "must be a user name: lower-case letters, digits, - and _"
+    ),
     "triton_http_address": _address,
     "triton_http_port": _port,
     "triton_grpc_port": _port,
@@ -297,7 +304,7 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
         if err is None:
             err = _CHECKS[key](value)
         if err:
-            shown = "<hidden>" if key in SECRETS else repr(values.get(key))
+            shown = "<hidden>" if key in SECRETS else mask(repr(values.get(key)))
             problems.append(f"{key} = {shown}: {err}")
         values[key] = value
     if not problems:

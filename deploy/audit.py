@@ -16,6 +16,9 @@ from pyinfra.operations import python
 
 from compat import report
 from compat.reading import read_host
+from config.secrets import mask_output
+
+mask_output()  # URL passwords are masked in every line pyinfra prints
 
 reading = read_host(host, state.inventory)
 settings, assessment = reading.settings, reading.assessment

@@ -21,6 +21,7 @@ from pyinfra.operations import files
 
 from compat import report
 from compat.reading import read_host
+from config.secrets import mask_output
 from tasks import (
     apt_packages,
     downloads,
@@ -33,6 +34,8 @@ from tasks import (
     venv,
 )
 from tasks.serve_models import serve
+
+mask_output()  # URL passwords are masked in every line pyinfra prints
 
 started = time.monotonic()
 reading = read_host(host, state.inventory)

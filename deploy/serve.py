@@ -15,8 +15,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pyinfra import host, state
 
 from compat.reading import read_host
+from config.secrets import mask_output
 from tasks import run_summary, timings
 from tasks.serve_models import serve
+
+mask_output()  # URL passwords are masked in every line pyinfra prints
 
 started = time.monotonic()
 reading = read_host(host, state.inventory)

@@ -74,6 +74,9 @@ tritonclient_version = "2.51.0"
 venv_snapshot = True
 
 # --- Server ------------------------------------------------------------------------------
+# The system user the server and the models' code run as (made if absent; no login, no home).
+# It may write only the server's run directory (pid, log) and the HF cache. "root" turns this off.
+triton_user = "triton-server"
 # Bound to loopback unless you open it on purpose ("0.0.0.0").
 triton_http_address = "127.0.0.1"
 triton_http_port = 8000

@@ -1,25 +1,52 @@
 """Download URL to DEST only if its sha256 matches; runs on the host with its python3 (3.8+).
 
-    python3 fetch.py URL DEST SHA256
+    python3 fetch.py URL|@URLFILE DEST SHA256
 
 Writes DEST.part, checks it, then renames: a bad or interrupted download never sits at DEST.
-Exit 3 on a checksum mismatch (the bad file is removed), 4 on a network error.
+Exit 3 on a checksum mismatch (the bad file is removed), 4 on a network error. A URL with a user
+and password comes as @URLFILE (a root-only file, removed once read), never on the command line;
+it is sent as HTTP Basic authentication and shown with its password masked.
 """
 
+import base64
 import hashlib
 import http.client
 import os
+import re
 import sys
+import urllib.parse
 import urllib.request
 
 
+def masked(url: str) -> str:
+    return re.sub(r"(://[^/@:]*):[^/@]*@", r"\1:***@", url)
+
+
+def request(url: str) -> urllib.request.Request:
+    """A request for url; its user and password, if any, moved into a Basic Authorization header."""
+    parts = urllib.parse.urlsplit(url)
+    if not (parts.username or parts.password):
+        return urllib.request.Request(url)
+    host = parts.hostname + (f":{parts.port}" if parts.port else "")
+    bare = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    user = urllib.parse.unquote(parts.username or "")
+    password = urllib.parse.unquote(parts.password or "")
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return urllib.request.Request(bare, headers={"Authorization": f"Basic {token}"})
+
+
 def main(url: str, dest: str, sha256: str) -> int:
+    if url.startswith("@"):  # the URL holds credentials: read it from the root-only file, then drop that
+        with open(url[1:]) as f:
+            url = f.read().strip()
+        os.unlink(f.name)
+    shown = masked(url)
     part = dest + ".part"
     os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
     digest = hashlib.sha256()
     done = total = 0
     try:
-        with urllib.request.urlopen(url, timeout=60) as resp, open(part, "wb") as out:
+        with urllib.request.urlopen(request(url), timeout=60) as resp, open(part, "wb") as out:
             total = int(resp.headers.get("Content-Length") or 0)
             step = 10
             while True:
@@ -39,7 +66,7 @@ def main(url: str, dest: str, sha256: str) -> int:
             os.unlink(part)
         of = f" of {total}" if total else ""
         print(
-            f"fetch: download of {url} failed after {done}{of} bytes ({type(exc).__name__}: {exc}); "
+            f"fetch: download of {shown} failed after {done}{of} bytes ({type(exc).__name__}: {exc}); "
             "the partial file was removed and nothing was installed. Run again to retry.",
             file=sys.stderr,
         )
@@ -48,7 +75,7 @@ def main(url: str, dest: str, sha256: str) -> int:
     if got != sha256:
         os.unlink(part)
         print(
-            f"fetch: sha256 mismatch for {url}: expected {sha256}, got {got} ({done} bytes). "
+            f"fetch: sha256 mismatch for {shown}: expected {sha256}, got {got} ({done} bytes). "
             "The file was removed and nothing was installed; check the URL and the sha256 setting.",
             file=sys.stderr,
         )

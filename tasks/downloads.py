@@ -7,13 +7,21 @@ from pyinfra.api import operation
 from pyinfra.facts.files import Sha256File
 
 import remote
+from config.secrets import has_credentials
+from tasks import secret_file
 
 
 @operation()
 def cached(url: str, sha256: str, dest: str, python: str = "python3"):
     """DEST holds URL's content with this sha256. A cached file that verifies is not fetched again;
-    a mismatch fails the operation, removes the bad file and changes nothing else."""
+    a mismatch fails the operation, removes the bad file and changes nothing else. A URL with a
+    password goes to the host in a root-only file (secret_file), never on a command line."""
     if host.get_fact(Sha256File, path=dest) == sha256:
         host.noop(f"{dest} cached, sha256 verified")
+        return
+    if has_credentials(url):
+        url_file = f"{dest}.url"
+        yield secret_file.upload(url_file, url)
+        yield remote.python(python, "fetch.py", f"@{url_file}", dest, sha256)
         return
     yield remote.python(python, "fetch.py", url, dest, sha256)

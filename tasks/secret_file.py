@@ -61,6 +61,11 @@ def _put_secret(host, dest: str, secret: Secret, connector_arguments: dict) -> b
         host.run_shell_command(StringCommand("rm", "-rf", QuoteString(stage_dir)), **as_user)
 
 
+def upload(dest: str, secret: str) -> _SecretUpload:
+    """The command that writes secret to dest (0600, root) the safe way, for an operation to yield."""
+    return _SecretUpload(_put_secret, (dest, Secret(secret)), {})
+
+
 @operation()
 def written(dest: str, secret: str):
     """dest holds exactly secret, mode 0600; rewritten only when either differs."""
@@ -69,4 +74,4 @@ def written(dest: str, secret: str):
     if current and current["mode"] == "600" and current["sha256"] == hashlib.sha256(secret.encode()).hexdigest():
         host.noop(f"{dest} holds the secret, mode 0600")
         return
-    yield _SecretUpload(_put_secret, (dest, secret), {})
+    yield upload(dest, secret)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from compat.assessment import Decisions
 from config.layout import Layout
 from config.settings import Settings
-from tasks import models, server_process
+from tasks import models, server_process, server_user
 from tasks.triton_install import installed_dir
 
 
@@ -15,8 +15,10 @@ def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) 
     models.sources(settings.models, layout, settings.hf_token, settings.proxy_env)
     repo_files = models.repository_files(settings.models, layout, gpu_ids)
     models.repository(layout, repo_files)
+    server_user.present(settings.triton_user, layout.run, layout.hf_cache)
     server = server_process.plan(settings, layout)
-    wanted = server_process.config_hash(list(server.args), repo_files, installed_dir(layout, d), d.venv_pins)
+    run_as = [*server.args, f"user={server.user}"]  # a change of user restarts the server too
+    wanted = server_process.config_hash(run_as, repo_files, installed_dir(layout, d), d.venv_pins)
     server_process.running(
         name="Triton server running, ready and proven",
         plan=server,

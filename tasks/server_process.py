@@ -88,10 +88,17 @@ def systemd_unit(s: Settings, layout: Layout) -> str:
     restarted on failure at most 3 times a minute (no restart loop)."""
     command = " ".join(systemd_word(a) for a in [layout.launcher, "tritonserver", *server_args(s, layout)])
     log = systemd_path(f"{layout.run}/tritonserver.log")
+    sandbox = ""
+    if s.triton_user != "root":  # the models' code runs in here: it may write its run dir and the HF cache
+        writable = " ".join(systemd_word(p) for p in (layout.run, f"-{layout.hf_cache}"))
+        sandbox = (
+            f"User={s.triton_user}\nGroup={s.triton_user}\nNoNewPrivileges=yes\nProtectSystem=strict\n"
+            f"ReadWritePaths={writable}\nPrivateTmp=yes\nProtectHome=yes\n"
+        )
     return (
         "# Written by triton-provisioner.\n[Unit]\nDescription=NVIDIA Triton Inference Server\n"
         "After=network-online.target\nStartLimitIntervalSec=60\nStartLimitBurst=3\n\n"
-        f"[Service]\nExecStart={command}\nRestart=on-failure\nRestartSec=5\n"
+        f"[Service]\nExecStart={command}\n{sandbox}Restart=on-failure\nRestartSec=5\n"
         f"StandardOutput=append:{log}\nStandardError=append:{log}\nStandardInput=null\n\n"
         "[Install]\nWantedBy=multi-user.target\n"
     )
@@ -108,6 +115,7 @@ class ServerPlan:
     ports: tuple[tuple[str, int], ...]  # (("http", 8000), ("grpc", 8001), ("metrics", 8002))
     args: tuple[str, ...]  # tritonserver's arguments
     unit: str  # the systemd unit's text (used where systemd runs the host)
+    user: str = "root"  # who the server runs as
 
     @property
     def http_port(self) -> int:
@@ -128,6 +136,7 @@ def plan(s: Settings, layout: Layout) -> ServerPlan:
         ports=s.triton_ports,
         args=tuple(server_args(s, layout)),
         unit=systemd_unit(s, layout),
+        user=s.triton_user,
     )
 
 
@@ -176,7 +185,7 @@ def running(
     if systemd:
         yield remote.shell("server_start_systemd.sh", UNIT, p.unit, p.run_dir, wanted_hash, stale)
     else:
-        yield remote.shell("server_start.sh", p.run_dir, p.launcher, wanted_hash, stale, *p.args)
+        yield remote.shell("server_start.sh", p.run_dir, p.launcher, wanted_hash, stale, p.user, *p.args)
     proof_file = f"{p.run_dir}/proof.txt"
     env = {"TRITON_PROOF_FILE": proof_file}
     ready_args = [f"{p.run_dir}/tritonserver.pid", f"{p.run_dir}/tritonserver.log", str(READY_TIMEOUT_S)]

@@ -146,6 +146,19 @@ def test_rerun_without_change_keeps_the_server(served_host: dict) -> None:
     assert server_pid(host) == pid
 
 
+def test_the_server_and_its_stubs_run_as_the_server_user_who_cannot_write_etc(served_host: dict) -> None:
+    host = served_host["host"]
+    pid = server_pid(host)
+    stubs = host.ssh("pgrep -f '^triton_python_backend_stub '").stdout.split()
+    users = {host.ssh(f"ps -o user= -p {p}").stdout.strip() for p in [pid, *stubs]}
+    assert len(stubs) >= 3 and users == {"triton-server"}  # smoke, clf, emb
+    assert "NoNewPrivs:\t1" in host.ssh(f"cat /proc/{pid}/status").stdout
+    as_server = f"nsenter -t {pid} -S $(stat -c %u /proc/{pid}) -G $(stat -c %g /proc/{pid})"
+    denied = host.ssh(f"{as_server} sh -c 'echo x > /etc/triton-was-here'", check=False)
+    assert denied.returncode != 0 and "Permission denied" in denied.stderr
+    assert host.ssh("stat -c %U /opt/triton/run /persist/huggingface/hub").stdout.split() == ["triton-server"] * 2
+
+
 def test_changed_model_setting_restarts_the_server(served_host: dict, models_dir: Path) -> None:
     host = served_host["host"]
     pid = server_pid(host)

@@ -26,6 +26,7 @@ PORTS = {"triton_http_port": 18950, "triton_grpc_port": 18951, "triton_metrics_p
 HOME = "/opt/tri%ton"
 TOKEN = "hf_e2e" + secrets.token_hex(12)
 CANARY = "canary" + secrets.token_hex(12)
+URL_PASSWORD = "pw" + secrets.token_hex(8)
 
 # Run as `nobody` while the provision runs: reads every file it can under the places an upload or a
 # copy passes through, again and again, and names any that holds the token (or the canary that the
@@ -107,8 +108,11 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Mirror, Prox
 def vm_inv(vm: TestHost, net: tuple[Mirror, Proxy], tmp_path_factory: pytest.TempPathFactory) -> Path:
     mirror, proxy = net
     tmp = tmp_path_factory.mktemp("vm")
+    served = artifacts.mirror_settings(mirror)
     settings = {
-        **artifacts.mirror_settings(mirror),
+        **served,
+        # the artifact behind a user and password (the mirror ignores them; they must never show)
+        "triton_pytriton_url": served["triton_pytriton_url"].replace("http://", f"http://ops:{URL_PASSWORD}@"),
         "http_proxy": proxy.url,
         "https_proxy": proxy.url,
         "no_proxy": "metadata.internal",
@@ -171,6 +175,15 @@ def test_provisioned_through_the_proxy_as_a_sudo_user_with_a_systemd_unit(
         "tritonserver --model-repository /opt/tri%ton/models"
     )
     assert_serves(vm, PORTS)
+    # The server and its stubs run as triton-server, in the unit's sandbox: no new privileges, and
+    # the file system read-only but for its run directory and the HF cache.
+    stubs = ssh_ok(vm, "pgrep -f '^triton_python_backend_stub '").split()
+    assert stubs and {ssh_ok(vm, f"ps -o user= -p {p}") for p in [pid, *stubs]} == {"triton-server"}
+    assert "NoNewPrivs:\t1" in ssh_ok(vm, f"cat /proc/{pid}/status")
+    as_server = f"nsenter -t {pid} -m -S $(stat -c %u /proc/{pid}) -G $(stat -c %g /proc/{pid})"
+    denied = vm.ssh(f"{as_server} sh -c 'echo x > /etc/triton-was-here'", check=False)
+    assert denied.returncode != 0 and "Read-only file system" in denied.stderr, denied
+    assert vm.ssh(f"{as_server} sh -c 'echo x > /opt/tri%ton/run/probe && rm /opt/tri%ton/run/probe'").returncode == 0
     # Every download went through the proxy: the artifact and torch from the mirror, apt, PyPI.
     mirror, proxy = net
     targets = [t for _, t, status in proxy.log if status == 200]
@@ -195,6 +208,14 @@ def test_the_token_was_never_readable_by_another_user(vm: TestHost, first_run: d
     assert TOKEN not in first_run["out"]  # -vvv: every command and its output
     leftovers = vm.ssh(f"grep -rl {TOKEN} /tmp /var/tmp /home /root 2>/dev/null", check=False).stdout
     assert leftovers == ""
+
+
+def test_a_url_password_is_never_shown_nor_left_on_the_host(vm: TestHost, first_run: dict) -> None:
+    assert "http://ops:***@127.0.0.1" in first_run["out"]  # the URL is shown, its password masked
+    assert URL_PASSWORD not in first_run["out"]
+    places = "/tmp /var/tmp /home /root /persist /opt /etc/systemd"
+    assert vm.ssh(f"grep -rl {URL_PASSWORD} {places} 2>/dev/null", check=False).stdout == ""
+    assert vm.ssh("ls /persist/downloads/*.url 2>/dev/null", check=False).stdout == ""  # read, then removed
 
 
 def test_second_run_changes_nothing(vm_inv: Path, first_run: dict) -> None:

@@ -216,6 +216,16 @@ def test_systemd_unit_doubles_percent_signs_in_the_log_path_and_refuses_control_
         server_process.systemd_word("a\nb")
 
 
+def test_the_unit_runs_the_server_as_its_user_in_a_sandbox_that_may_write_only_its_places() -> None:
+    s = settings(triton_home="/srv/t%i", persist_dir="/persist")
+    unit = server_process.systemd_unit(s, Layout(s))
+    for line in ("User=triton-server", "NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateTmp=yes"):
+        assert f"\n{line}\n" in unit
+    assert "\nReadWritePaths=/srv/t%%i/run -/persist/huggingface/hub\n" in unit
+    as_root = server_process.systemd_unit(settings(triton_user="root"), Layout(settings(triton_user="root")))
+    assert "User=" not in as_root and "ProtectSystem" not in as_root
+
+
 def test_upload_find_links_needs_a_controller_directory(tmp_path: Path) -> None:
     assert load({"pip_find_links": f"upload:{tmp_path}"}).pip_find_links == f"upload:{tmp_path}"
     with pytest.raises(SettingsError, match="existing directory on the controller"):
@@ -262,3 +272,28 @@ def test_weights_are_counted_once_per_format(tmp_path: Path) -> None:
     (tmp_path / "pytorch_model.bin").write_bytes(b"x" * 500)  # the same weights again, another format
     (tmp_path / "config.json").write_bytes(b"x" * 10_000)
     assert verify_models.weights_bytes(str(tmp_path)) == 500
+
+
+def test_url_passwords_are_masked_in_log_lines_and_settings_errors() -> None:
+    import logging
+
+    from config.secrets import MaskingFilter, mask
+
+    assert (
+        mask("GET https://ops:s3cr%40t@mirror.example/p.whl failed")
+        == "GET https://ops:***@mirror.example/p.whl failed"
+    )
+    assert mask("http://mirror.example/p.whl") == "http://mirror.example/p.whl"
+    record = logging.LogRecord("pyinfra", logging.INFO, "", 0, "fetch %s", ("http://u:pw@h/x",), None)
+    assert MaskingFilter().filter(record) and record.getMessage() == "fetch http://u:***@h/x"
+    with pytest.raises(SettingsError) as err:
+        load({"triton_pytriton_url": "ftp://ops:s3cret@mirror.example/p.whl"})
+    assert "s3cret" not in str(err.value) and "ftp://ops:***@mirror.example/p.whl" in str(err.value)
+
+
+def test_fetch_sends_url_credentials_as_basic_auth_not_in_the_url() -> None:
+    fetch = remote.load("fetch.py")
+    req = fetch.request("http://ops:s3cr%40t@127.0.0.1:8080/p.whl")
+    assert req.full_url == "http://127.0.0.1:8080/p.whl"
+    assert req.get_header("Authorization") == "Basic b3BzOnMzY3JAdA=="  # ops:s3cr@t
+    assert fetch.masked("http://ops:s3cr%40t@127.0.0.1:8080/p.whl") == "http://ops:***@127.0.0.1:8080/p.whl"
