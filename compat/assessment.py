@@ -30,6 +30,7 @@ class HostFacts:
     env_files_exist: bool = False
     system_ca_bundle: bool = False  # compat.tables.SYSTEM_CA_BUNDLE exists on the host
     standalone_python_exists: bool = False  # the configured standalone CPython is unpacked
+    persist_dir: dict | None = None  # pyinfra's Directory fact of persist_dir: user, group, mode (755)
 
 
 @dataclass(frozen=True)

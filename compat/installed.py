@@ -147,6 +147,21 @@ def check_environment(facts: HostFacts, settings: Settings) -> list[Item]:
     return [hf_home, *_parts([env])]
 
 
+def check_persist_dir(facts: HostFacts, settings: Settings) -> list[Item]:
+    """Root installs from the caches on the persistent path (the venv snapshot, wheels, apt's .debs):
+    nobody but root may be able to write it."""
+    d, path = facts.persist_dir, Layout(settings).persist
+    if d is None:
+        return [ok("persist_dir", f"{path} (made, owned by root, mode 755)")]
+    mode = d.get("mode") or 0
+    group_or_other_write = (mode // 10 % 10) & 2 or (mode % 10) & 2
+    if d.get("user") != "root" or group_or_other_write:
+        who = f"owned by {d.get('user')}" if d.get("user") != "root" else f"mode {mode}: group or others may write"
+        fix = f"chown root: {path} && chmod go-w {path}, or set persist_dir to a path only root can write"
+        return [blocker("persist_dir", f"{path} is {who}; root installs what is cached there", fix)]
+    return [ok("persist_dir", f"{path} (owned by root, mode {mode})")]
+
+
 def check_ports(facts: HostFacts, settings: Settings) -> list[Item]:
     """Each of the server's ports free or held by a tritonserver; another holder is named."""
     items = []

@@ -54,6 +54,7 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         ports=host.get_fact(ListeningPorts),
         init=host.get_fact(InitSystem),
         hf_home_exists=bool(host.get_fact(Directory, layout.hf_home)),
+        persist_dir=host.get_fact(Directory, layout.persist) or None,
         env_files_exist=all(env_files),
         standalone_python_exists=bool(standalone),
         system_ca_bundle=bool(host.get_fact(File, SYSTEM_CA_BUNDLE)),

@@ -20,7 +20,14 @@ from compat.build import (
     wanted_build,
 )
 from compat.distro import package_for
-from compat.installed import check_disk, check_environment, check_ports, check_triton, check_venv
+from compat.installed import (
+    check_disk,
+    check_environment,
+    check_persist_dir,
+    check_ports,
+    check_triton,
+    check_venv,
+)
 from compat.python_choice import choose_python, stub_fix
 from compat.torch_choice import choose_torch
 from config.layout import Layout
@@ -52,6 +59,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
     items += triton_items
     items += check_venv(facts, settings, build, python, torch.pins)
     items += check_environment(facts, settings)
+    items += check_persist_dir(facts, settings)
     items += check_ports(facts, settings)
     decisions = Decisions(
         artifact=choose_artifact(settings, Layout(settings)),

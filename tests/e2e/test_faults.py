@@ -180,16 +180,20 @@ def test_host_sshd_session_killed_mid_install_completes_next_time_then_changes_n
     assert host.ssh("pgrep -f '[b]in/pip' || true").stdout.strip() == ""
 
 
-def test_damaged_venv_snapshot_is_removed_and_the_next_run_installs_with_pip(provisioned: dict) -> None:
-    """A snapshot cut short (a disk that filled while it was written elsewhere, a copy gone wrong)."""
+def test_altered_venv_snapshot_is_removed_and_the_next_run_installs_with_pip(provisioned: dict) -> None:
+    """A snapshot changed on the persistent path (a shared drive, a copy gone wrong): one byte in the
+    middle, same size, a tar that still unpacks. Root must not install it."""
     host, inv = provisioned["host"], provisioned["inv"]
     if host.ssh("ls /persist/venv-snapshots/*.tar", check=False).returncode != 0:
         run_pyinfra(inv, "deploy/provision.py", "-y", check=True)  # run alone: the snapshot is written
-    host.ssh("truncate -s 50M /persist/venv-snapshots/*.tar")
+    host.ssh(
+        'f=$(ls /persist/venv-snapshots/*.tar); printf X | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") / 2 ))'
+        " conv=notrunc status=none"
+    )
     host.reset()
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode != 0
-    assert "could not be unpacked; removed it. Run again to install from the wheelhouse." in res.stdout + res.stderr
+    assert "does not match its recorded sha256 (damaged or altered); removed it." in res.stdout + res.stderr
     assert host.ssh("ls /persist/venv-snapshots/").stdout.split() == []
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]

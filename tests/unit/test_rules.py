@@ -60,6 +60,7 @@ def host(
     nvidia=None,
     cache_extra=(),
     free=50.0,
+    persist_dir=None,
 ) -> HostFacts:
     cache = {s: [f"/lib/x86_64-linux-gnu/{s}"] for s in ("libz.so.1", "libstdc++.so.6", "libgcc_s.so.1", *cache_extra)}
     pythons = pythons if pythons is not None else py("3.11", libpython=False)
@@ -75,6 +76,7 @@ def host(
         free_install=space(free),
         free_venv=space(free),
         free_persist=space(free, "/persist"),
+        persist_dir=persist_dir,
     )
 
 
@@ -107,6 +109,24 @@ def test_what_serving_needs_from_a_provision_is_named_by_the_rules_not_by_item_n
     problems = {i.name for i in fresh.problems}
     assert {"libpython3.11.so.1.0", "HF_HOME"} <= problems
     assert not {"libpython3.11.so.1.0", "HF_HOME"} & {i.name for i in fresh.not_provisioned}
+
+
+@pytest.mark.parametrize(
+    ("stat", "words"),
+    [
+        ({"user": "root", "group": "root", "mode": 777}, "mode 777: group or others may write"),
+        ({"user": "root", "group": "users", "mode": 775}, "mode 775: group or others may write"),
+        ({"user": "colab", "group": "colab", "mode": 755}, "owned by colab"),
+    ],
+)
+def test_a_persist_dir_others_can_write_is_refused(stat, words) -> None:
+    item = by_name(assess(host(persist_dir=stat), DEFAULT), "persist_dir")
+    assert item.blocker and words in item.detail and "chmod go-w" in item.fix
+
+
+def test_a_root_only_or_absent_persist_dir_is_fine() -> None:
+    assert by_name(assess(host(persist_dir={"user": "root", "mode": 755}), DEFAULT), "persist_dir").status == "ok"
+    assert by_name(assess(host(), DEFAULT), "persist_dir").status == "ok"
 
 
 def test_ubuntu2204_python310_with_libpython_needs_nothing_from_apt() -> None:
