@@ -5,6 +5,8 @@
 On failure prints the server log lines that explain it, and exits 1. Runs on the host (3.8+).
 """
 
+from __future__ import annotations
+
 import json
 import sys
 import time

@@ -44,5 +44,17 @@ def test_host_python_scripts_compile_for_python_3_8() -> None:
     import remote
 
     for path in remote.scripts():
-        if path.suffix == ".py":
-            ast.parse(remote.source(path.name), filename=path.name, feature_version=(3, 8))
+        if path.suffix != ".py":
+            continue
+        tree = ast.parse(remote.source(path.name), filename=path.name, feature_version=(3, 8))
+        # list[str] or X | None in an annotation is evaluated at def time on 3.8 (TypeError) unless
+        # annotations are postponed
+        postponed = any(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in tree.body)
+        for node in ast.walk(tree):
+            annotations = [node.annotation] if isinstance(node, ast.AnnAssign) else []
+            if isinstance(node, ast.FunctionDef):
+                arguments = node.args.args + node.args.kwonlyargs
+                annotations = [a.annotation for a in arguments if a.annotation] + [node.returns]
+            for a in filter(None, annotations):
+                newer = any(isinstance(x, ast.Subscript | ast.BinOp) for x in ast.walk(a))
+                assert postponed or not newer, f"{path.name}:{node.lineno}: an annotation Python 3.8 cannot evaluate"
