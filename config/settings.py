@@ -81,6 +81,7 @@ class Settings:
     triton_grpc_port: int
     triton_metrics_port: int
     venv_snapshot: bool
+    venv_lock_dir: str
     audit_report_path: str
     step_timings_path: str
     http_proxy: str = ""
@@ -248,6 +249,7 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_grpc_port": _port,
     "triton_metrics_port": _port,
     "venv_snapshot": lambda v: None,
+    "venv_lock_dir": lambda v: None if "\0" not in v and "\n" not in v else "must be a directory on the controller",
     "audit_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
     "step_timings_path": lambda v: None if "\0" not in v else "must be a file name (or empty)",
     "http_proxy": _optional(lambda v: _proxy(v)),

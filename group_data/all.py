@@ -73,6 +73,13 @@ tritonclient_version = "2.51.0"
 # installing every wheel again. False = install from the wheelhouse each time.
 venv_snapshot = True
 
+# Where the controller keeps each venv's lock: every package, transitive ones too, with its version
+# and sha256, one file per Python, torch variant and pins. The first provision writes it; every later
+# one (another host, this one after a reset, months later) installs exactly it, each file's hash
+# checked. Relative paths are to this directory tree. "" = no lock is kept (each wheelhouse still
+# records its own). Commit the locks you rely on.
+venv_lock_dir = "venv-locks"
+
 # --- Server ------------------------------------------------------------------------------
 # The system user the server and the models' code run as (made if absent; no login, no home).
 # It may write only the server's run directory (pid, log) and the HF cache. "root" turns this off.

@@ -1,6 +1,11 @@
 """Write WHEELHOUSE/requirements.lock: every file of the wheelhouse as `name==version --hash=sha256:...`.
 
-    python3 wheel_lock.py WHEELHOUSE
+    python3 wheel_lock.py WHEELHOUSE            record
+    python3 wheel_lock.py --check WHEELHOUSE    verify before installing
+
+--check: each file the lock names must be there with its sha256; one that is not (damaged or altered
+on the persistent path) is named and removed with the wheelhouse's .complete marker, and the exit
+status is 1: the next run fetches it again.
 
 What pip downloaded for the pins is the whole venv, transitive dependencies included; installing
 with `--require-hashes -r requirements.lock` installs exactly these files, and a file changed since
@@ -38,7 +43,8 @@ def main(wheelhouse: str) -> int:
         found = entry(filename)
         if found:
             name, version = found
-            lines.append(f"{name}=={version} --hash=sha256:{sha256(os.path.join(wheelhouse, filename))}\n")
+            digest = sha256(os.path.join(wheelhouse, filename))
+            lines.append(f"{name}=={version} --hash=sha256:{digest}  # {filename}\n")
     lock = os.path.join(wheelhouse, "requirements.lock")
     with open(lock + ".part", "w") as f:
         f.writelines(lines)
@@ -47,5 +53,35 @@ def main(wheelhouse: str) -> int:
     return 0
 
 
+def check(wheelhouse: str) -> int:
+    bad = []
+    with open(os.path.join(wheelhouse, "requirements.lock")) as f:
+        for line in f:
+            m = re.search(r"--hash=sha256:([0-9a-f]{64})\s+#\s+(\S+)\s*$", line)
+            if not m:
+                continue
+            want, filename = m.groups()
+            path = os.path.join(wheelhouse, filename)
+            if os.sep in filename or not os.path.isfile(path) or sha256(path) != want:
+                bad.append(filename)
+    for filename in bad:
+        path = os.path.join(wheelhouse, os.path.basename(filename))
+        if os.path.isfile(path):
+            os.unlink(path)
+        print(
+            f"wheelhouse: {filename} is missing or does not match its recorded sha256 (damaged or altered);"
+            " removed it. Run again to fetch it.",
+            file=sys.stderr,
+        )
+    if bad:
+        marker = os.path.join(wheelhouse, ".complete")
+        if os.path.exists(marker):
+            os.unlink(marker)
+        return 1
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2]))
     sys.exit(main(sys.argv[1]))

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from io import StringIO
+from pathlib import Path
 
 from pyinfra import host
-from pyinfra.api import QuoteString, StringCommand, operation
+from pyinfra.api import FileUploadCommand, FunctionCommand, QuoteString, StringCommand, operation
 from pyinfra.facts.files import File
 
 import remote
 from compat.assessment import Decisions
 from config.layout import Layout
-from config.settings import Settings
+from config.settings import DEFAULTS_FILE, Settings
+from facts.digests import FileDigests
 from facts.venv import VenvData, VenvPackages
 
 # Extras to install with a package (the verifier calls Triton over HTTP and gRPC).
@@ -62,14 +65,32 @@ class VenvPlan:
     index_url: str = ""
     find_links: str = ""
     cert: str = ""  # a CA bundle for pip instead of certifi's (a standalone Python's pip)
+    lock: str = ""  # the venv's lock kept on the controller (every package, with its sha256); "" = none yet
+    lock_store: str = ""  # where on the controller the lock made by this run is kept; "" = not kept
+
+    @property
+    def lock_file(self) -> str:
+        """The lock on the host: what the wheelhouse holds, each file with its sha256."""
+        return f"{self.wheelhouse}/requirements.lock"
+
+
+def lock_name(python_minor: str, variant: str, key: str) -> str:
+    """The lock's file name on the controller: one per Python, torch variant and wheelhouse key."""
+    return f"venv-py{python_minor}-{variant}-{key}.lock"
 
 
 def plan(settings: Settings, layout: Layout, d: Decisions, find_links: str, restore_token: str) -> VenvPlan:
     """The host's venv plan: the wheelhouse keyed by pins and sources, the snapshot by that key, the
-    Python and the venv's path."""
+    Python and the venv's path, and the lock the controller keeps for them (read here, once)."""
     sources = [d.torch_index or "", settings.pip_index_url, settings.pip_find_links]
     key = wheelhouse_key(d.venv_pins, sources)
     snapshot = f"{layout.venv_snapshots}/{snapshot_key(key, d.python_path, layout.venv)}.tar"
+    lock_store, lock = "", ""
+    if settings.venv_lock_dir:
+        store = Path(settings.venv_lock_dir)
+        store = store if store.is_absolute() else DEFAULTS_FILE.parents[1] / store  # relative: to this tree
+        lock_store = str(store / lock_name(d.python, d.torch_variant or "cpu", key))
+        lock = Path(lock_store).read_text() if Path(lock_store).is_file() else ""
     return VenvPlan(
         venv_dir=layout.venv,
         python=d.python_path,
@@ -83,6 +104,8 @@ def plan(settings: Settings, layout: Layout, d: Decisions, find_links: str, rest
         index_url=settings.pip_index_url,
         find_links=find_links,
         cert=d.pip_cert,
+        lock=lock,
+        lock_store=lock_store,
     )
 
 
@@ -161,30 +184,22 @@ def pip_locked(venv_dir: str) -> list:
     return ["flock", "-w", str(PIP_LOCK_TIMEOUT_S), QuoteString(f"{venv_dir}.lock")]
 
 
-def _pip_sources(torch_index: str | None, index_url: str, find_links: str) -> list[str]:
-    args = []
-    if index_url:
-        args += ["--index-url", index_url]
-    if torch_index:
-        args += ["--extra-index-url", torch_index]
-    if find_links:
-        args += ["--find-links", find_links]
-    return args
+def _torch_sources(plan: VenvPlan) -> list[str]:
+    """torch from the PyTorch index alone where one is set (never mixed with PyPI: a package of the
+    same name there could win), else from the configured index and find-links."""
+    if plan.torch_index:
+        return ["--index-url", plan.torch_index]
+    return _index_sources(plan)
 
 
-@operation()
-def wheelhouse_filled(plan: VenvPlan):
-    """Every wheel the pins need is in the wheelhouse (marked complete), downloaded once from the
-    plan's sources; plan.cert: a CA bundle for pip to trust instead of its own (certifi's)."""
-    marker = f"{plan.wheelhouse}/.complete"
-    if host.get_fact(File, path=marker):
-        host.noop(f"wheelhouse {plan.wheelhouse} complete")
-        return
-    if _restores(host.get_fact(VenvPackages, plan.venv_dir), plan):
-        host.noop(f"the venv comes from {plan.snapshot}")
-        return
-    pins = [QuoteString(pip_requirement(k, v)) for k, v in plan.requirements.items()]
-    yield StringCommand(
+def _index_sources(plan: VenvPlan) -> list[str]:
+    """Everything but torch: the configured index (PyPI by default) and find-links."""
+    args = ["--index-url", plan.index_url] if plan.index_url else []
+    return args + (["--find-links", plan.find_links] if plan.find_links else [])
+
+
+def _pip_download(plan: VenvPlan, sources: list[str], *what: str) -> StringCommand:
+    return StringCommand(
         *pip_locked(plan.venv_dir),
         QuoteString(f"{plan.venv_dir}/bin/pip"),
         "download",
@@ -195,13 +210,63 @@ def wheelhouse_filled(plan: VenvPlan):
         QuoteString(plan.pip_cache),
         "--dest",
         QuoteString(plan.wheelhouse),
-        *(QuoteString(a) for a in _pip_sources(plan.torch_index, plan.index_url, plan.find_links)),
+        *(QuoteString(a) for a in sources),
         *(["--cert", QuoteString(plan.cert)] if plan.cert else []),
-        *pins,
-        "&&",
-        "touch",
-        QuoteString(marker),
+        *what,
     )
+
+
+def _save_lock(state, host, remote_path: str, local_path: str) -> bool:
+    """Keep the lock this run made on the controller (written aside, then renamed): later hosts, and
+    this one after a reset, install exactly it."""
+    local = Path(local_path)
+    local.parent.mkdir(parents=True, exist_ok=True)
+    part = local.with_name(f"{local.name}.{host.name}.part")
+    if not host.get_file(remote_path, str(part)):
+        return False
+    part.replace(local)
+    host.log(f"venv lock kept on the controller: {local}")
+    return True
+
+
+@operation()
+def wheelhouse_filled(plan: VenvPlan):
+    """Every file the venv needs is in the wheelhouse with its sha256 recorded (requirements.lock),
+    downloaded once: torch from its own index, the rest from PyPI or the configured index. With a
+    lock kept on the controller, exactly the files it names (pip checks each hash); without, the pins
+    are resolved and the lock made here is kept on the controller for every later run."""
+    marker = f"{plan.wheelhouse}/.complete"
+    digests = host.get_fact(FileDigests, [marker, plan.lock_file])
+    host_lock = digests.get(plan.lock_file)
+    wanted = hashlib.sha256(plan.lock.encode()).hexdigest() if plan.lock else None
+    if digests.get(marker) and host_lock and (wanted is None or host_lock["sha256"] == wanted):
+        host.noop(f"wheelhouse {plan.wheelhouse} complete, every file recorded with its sha256")
+        return
+    if _restores(host.get_fact(VenvPackages, plan.venv_dir), plan):
+        host.noop(f"the venv comes from {plan.snapshot}")
+        return
+    yield StringCommand("mkdir", "-p", QuoteString(plan.wheelhouse), "&&", "rm", "-f", QuoteString(marker))
+    torch = plan.requirements.get("torch")
+    if plan.lock:
+        lock = plan.lock_file
+        yield FileUploadCommand(StringIO(plan.lock), lock)
+        yield remote.shell("lock_split.sh", lock)  # requirements.lock -> torch.lock, rest.lock
+        yield _pip_download(
+            plan, _torch_sources(plan), "--no-deps", "--require-hashes", "-r", QuoteString(f"{lock}.torch")
+        )
+        yield _pip_download(
+            plan, _index_sources(plan), "--no-deps", "--require-hashes", "-r", QuoteString(f"{lock}.rest")
+        )
+    else:
+        if torch:
+            yield _pip_download(plan, _torch_sources(plan), "--no-deps", QuoteString(pip_requirement("torch", torch)))
+        rest = [QuoteString(pip_requirement(k, v)) for k, v in plan.requirements.items() if k != "torch"]
+        local = ["--find-links", plan.wheelhouse]  # torch, if a package asks for it, from here
+        yield _pip_download(plan, _index_sources(plan) + local, *rest)
+        yield remote.python("python3", "wheel_lock.py", plan.wheelhouse)
+    yield StringCommand("touch", QuoteString(marker))
+    if plan.lock_store and not plan.lock:
+        yield FunctionCommand(_save_lock, (plan.lock_file, plan.lock_store), {})
 
 
 @operation()
@@ -224,6 +289,7 @@ def packages_installed(plan: VenvPlan):
     if not differ and not interrupted:
         host.noop(f"venv has {', '.join(f'{k} {v}' for k, v in requirements.items())}")
         return
+    yield remote.python("python3", "wheel_lock.py", "--check", plan.wheelhouse)  # each file, its sha256
     yield StringCommand(
         "touch",
         QuoteString(marker),
@@ -239,7 +305,11 @@ def packages_installed(plan: VenvPlan):
         "off",
         "--find-links",
         QuoteString(plan.wheelhouse),
-        *(QuoteString(pip_requirement(k, v)) for k, v in requirements.items()),
+        # exactly the recorded files, every one checked against its sha256, transitive ones too
+        "--require-hashes",
+        "--no-deps",
+        "-r",
+        QuoteString(plan.lock_file),
         "&&",
         "rm",
         "-f",

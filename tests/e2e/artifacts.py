@@ -61,6 +61,8 @@ def mirror_settings(mirror) -> dict:
         "pip_find_links": f"{mirror.url}/wheels/",
         "torch_index_url": "",
         "torch_version": TORCH_VERSION,
+        # the tests' venv locks, kept with the mirror (never in the source tree)
+        "venv_lock_dir": str(mirror.root.parent / "venv-locks"),
     }
 
 

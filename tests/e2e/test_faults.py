@@ -244,3 +244,32 @@ def _settings(ctx: dict) -> dict:
         for k, v in data.items()
         if k in ("triton_pytriton_url", "pip_find_links", "torch_index_url", "torch_version")
     }
+
+
+def test_the_venv_is_exactly_the_controllers_lock_and_an_altered_wheel_is_refused(
+    provisioned: dict, served: dict
+) -> None:
+    """The lock the first provision kept on the controller: every package, transitive ones too, with
+    its sha256. The venv holds exactly it; a wheel changed in the wheelhouse is named, removed and
+    fetched again by the next run."""
+    host, inv = provisioned["host"], provisioned["inv"]
+    locks = sorted(Path(served["venv_lock_dir"]).glob("venv-py3.11-cpu-*.lock"))
+    assert len(locks) == 1
+    pinned = {line.split(" ")[0] for line in locks[0].read_text().splitlines()}
+    assert {"torch==2.13.0+cpu", "numpy==1.26.4"} <= pinned and len(pinned) > 20  # transitive ones too
+    assert all(" --hash=sha256:" in line for line in locks[0].read_text().splitlines())
+    freeze = host.ssh("/opt/triton/venv/bin/pip freeze --all --exclude pip --exclude setuptools").stdout
+    assert {line.lower().replace("_", "-") for line in freeze.split()} == {p.lower() for p in pinned}
+    wheel = host.ssh("ls /persist/wheels/*/transformers-*.whl").stdout.strip()
+    host.ssh(
+        f"printf X | dd of={wheel} bs=1 seek=$(( $(stat -c %s {wheel}) / 2 )) conv=notrunc status=none"
+        " && rm -rf /opt/triton/venv /persist/venv-snapshots"
+    )
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert f"wheelhouse: {wheel.rsplit('/', 1)[1]} is missing or does not match its recorded sha256" in out
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")  # fetched again, exactly the locked file
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    assert host.ssh(f"sha256sum {wheel}").stdout.split()[0] in locks[0].read_text()
+    assert_serves(host)

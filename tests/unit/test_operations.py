@@ -99,7 +99,7 @@ def _text(command: Any) -> str:
         return f"<function {command.function.__name__}>"
     if isinstance(command, FileUploadCommand):
         data = command.src.getvalue() if hasattr(command.src, "getvalue") else Path(command.src).read_bytes()
-        return f"<upload {data.decode()!r} to {command.dest}>"
+        return f"<upload {data if isinstance(data, str) else data.decode()!r} to {command.dest}>"
     text = command.get_raw_value() if isinstance(command, StringCommand) else str(command)
     for quoted, label in SCRIPTS.items():
         text = text.replace(quoted, label)
