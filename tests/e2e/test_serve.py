@@ -149,7 +149,7 @@ def test_rerun_without_change_keeps_the_server(served_host: dict) -> None:
 def test_the_server_and_its_stubs_run_as_the_server_user_who_cannot_write_etc(served_host: dict) -> None:
     host = served_host["host"]
     pid = server_pid(host)
-    stubs = host.ssh("pgrep -f '^triton_python_backend_stub '").stdout.split()
+    stubs = host.ssh("pgrep -f '[t]riton_python_backend_stub '").stdout.split()
     users = {host.ssh(f"ps -o user= -p {p}").stdout.strip() for p in [pid, *stubs]}
     assert len(stubs) >= 3 and users == {"triton-server"}  # smoke, clf, emb
     assert "NoNewPrivs:\t1" in host.ssh(f"cat /proc/{pid}/status").stdout

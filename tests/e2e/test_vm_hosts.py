@@ -177,7 +177,7 @@ def test_provisioned_through_the_proxy_as_a_sudo_user_with_a_systemd_unit(
     assert_serves(vm, PORTS)
     # The server and its stubs run as triton-server, in the unit's sandbox: no new privileges, and
     # the file system read-only but for its run directory and the HF cache.
-    stubs = ssh_ok(vm, "pgrep -f '^triton_python_backend_stub '").split()
+    stubs = ssh_ok(vm, "pgrep -f '[t]riton_python_backend_stub '").split()
     assert stubs and {ssh_ok(vm, f"ps -o user= -p {p}") for p in [pid, *stubs]} == {"triton-server"}
     assert "NoNewPrivs:\t1" in ssh_ok(vm, f"cat /proc/{pid}/status")
     as_server = f"nsenter -t {pid} -m -S $(stat -c %u /proc/{pid}) -G $(stat -c %g /proc/{pid})"
