@@ -260,9 +260,10 @@ def wheelhouse_filled(plan: VenvPlan):
     else:
         if torch:
             yield _pip_download(plan, _torch_sources(plan), "--no-deps", QuoteString(pip_requirement("torch", torch)))
-        rest = [QuoteString(pip_requirement(k, v)) for k, v in plan.requirements.items() if k != "torch"]
-        local = ["--find-links", plan.wheelhouse]  # torch, if a package asks for it, from here
-        yield _pip_download(plan, _index_sources(plan) + local, *rest)
+        # Then the pins and every dependency, torch's too, from the index; torch itself (a +variant
+        # version, which PyPI never has) resolves only to the wheel just fetched into the wheelhouse.
+        pins = [QuoteString(pip_requirement(k, v)) for k, v in plan.requirements.items()]
+        yield _pip_download(plan, _index_sources(plan) + ["--find-links", plan.wheelhouse], *pins)
         yield remote.python("python3", "wheel_lock.py", plan.wheelhouse)
     yield StringCommand("touch", QuoteString(marker))
     if plan.lock_store and not plan.lock:
