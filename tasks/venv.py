@@ -263,7 +263,7 @@ def wheelhouse_filled(plan: VenvPlan):
         # Then the pins and every dependency, torch's too, from the index; torch itself (a +variant
         # version, which PyPI never has) resolves only to the wheel just fetched into the wheelhouse.
         pins = [QuoteString(pip_requirement(k, v)) for k, v in plan.requirements.items()]
-        yield _pip_download(plan, _index_sources(plan) + ["--find-links", plan.wheelhouse], *pins)
+        yield _pip_download(plan, [*_index_sources(plan), "--find-links", plan.wheelhouse], *pins)
         yield remote.python("python3", "wheel_lock.py", plan.wheelhouse)
     yield StringCommand("touch", QuoteString(marker))
     if plan.lock_store and not plan.lock:

@@ -48,6 +48,8 @@ def hub_cache(persist: Path, src: Path) -> None:
     (repo / "refs").mkdir(parents=True)
     (repo / "refs" / "main").write_text(HUB_COMMIT)
     shutil.copytree(src, snap)
+    for path in [repo, *repo.rglob("*")]:  # as a download leaves it: readable by all (pytest's tmp is 0700)
+        path.chmod(0o755 if path.is_dir() else 0o644)
 
 
 def models_setting(models_dir: Path, **emb_overrides) -> list[dict]:
