@@ -47,7 +47,8 @@ def extract_tar(archive, dest, strip=0, top=None):
     """Extract a tar archive into dest (which exists), member by member, refusing the unsafe: names
     with '..' or absolute, anything under a symlink, links whose target leaves dest (checked when
     written, and again for every link once all are there), hard links to anything but a regular file
-    already extracted, devices and fifos, setuid and setgid bits. Owners are not kept."""
+    already extracted, devices and fifos, setuid and setgid bits. Owners are not kept; group and other
+    write bits are dropped."""
     dest = _os.path.realpath(dest)
     links = []
     with _tarfile.open(archive) as tar:
@@ -78,7 +79,7 @@ def extract_tar(archive, dest, strip=0, top=None):
                     raise UnsafeArchive(f"{m.name!r} hard-links to {m.linkname!r}, not a file extracted before it")
                 m.linkname = source  # tarfile resolves it against dest
             m.name = rel
-            m.mode &= 0o777
+            m.mode &= 0o755  # root runs what is installed: nothing in it writable by group or others
             m.uid = m.gid = 0
             m.uname = m.gname = "root"
             if _os.path.lexists(target) and not (m.isdir() and _os.path.isdir(target)):

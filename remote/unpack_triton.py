@@ -39,7 +39,7 @@ def unpack_pytriton(archive: str, tmp: str) -> None:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with whl.open(info) as src, open(target, "wb") as out:
                 shutil.copyfileobj(src, out, 1 << 20)
-            mode = (info.external_attr >> 16) & 0o777
+            mode = (info.external_attr >> 16) & 0o755  # never group/world-writable (the wheel has 0666 files)
             os.chmod(target, mode or 0o644)
     # the server's RPATH is $ORIGIN/../lib; make every ELF file readable and executable
     for sub in ("bin", "lib"):

@@ -18,6 +18,15 @@ from _common import proof
 # Server log patterns -> (cause, fix). The first that matches a line explains it.
 CAUSES = [
     (
+        # Triton 2.51 runs the stub alone first; when that fails (exit != 1) it chmods the stub, which
+        # the server's own (non-root) user may not: so a stub that cannot start reads as a permission error.
+        ("failed to give execute permission to triton_python_backend_stub",),
+        "the python backend stub does not run (Triton's trial run of it failed; as the server's user it "
+        "then reports 'execute permission'): most often it cannot load its libpython (not installed, "
+        "not on LD_LIBRARY_PATH) or it is for another Python than the venv",
+        "run deploy/audit.py: its libpython and 'python backend stub' rows name the fix for this host",
+    ),
+    (
         ("libpython3",),
         "the python backend stub cannot load its libpython: the stub is for another Python than the venv, "
         "or that libpython is not installed or not on LD_LIBRARY_PATH",

@@ -121,3 +121,30 @@ def test_an_archive_without_the_interpreter_is_not_installed(tmp_path: Path, cap
     assert unpack_python.main(str(archive), str(dest), "3.12") == 6
     assert "is not a working CPython 3.12: it has no bin/python3.12" in capsys.readouterr().err
     assert not dest.exists()
+
+
+def test_nothing_installed_is_writable_by_group_or_others(tmp_path: Path) -> None:
+    extract = remote.load("_archive.py").extract_tar
+    archive = _archive(
+        tmp_path / "t.tar.gz", _member("top/lib", tarfile.DIRTYPE, mode=0o777), _member("top/lib/x.so", mode=0o666)
+    )
+    dest = tmp_path / "d"
+    dest.mkdir()
+    extract(str(archive), str(dest), strip=1)
+    assert oct((dest / "lib").stat().st_mode & 0o777) == "0o755"
+    assert oct((dest / "lib" / "x.so").stat().st_mode & 0o777) == "0o644"
+    wheel = tmp_path / "w.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for name, mode in (
+            ("pytriton/tritonserver/bin/tritonserver", 0o755),
+            ("pytriton/tritonserver/backends/python/libtriton_python.so", 0o666),
+        ):
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            z.writestr(info, b"x")
+        z.writestr("pytriton/tritonserver/backends/python/triton_python_backend_stub", b"x")
+        z.writestr("nvidia_pytriton.libs/libx.so", b"x")
+    out = tmp_path / "w"
+    out.mkdir()
+    unpack_triton.unpack_pytriton(str(wheel), str(out))
+    assert oct((out / "backends" / "python" / "libtriton_python.so").stat().st_mode & 0o777) == "0o644"

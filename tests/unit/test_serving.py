@@ -111,6 +111,8 @@ def test_hf_token_is_never_in_an_error_or_repr() -> None:
         ("missing-libpython.log", "the python backend stub cannot load its libpython"),
         ("stub313-vendored-libpython-numpy2.log", "the model's model.py (or what it loads) failed"),
         ("port-in-use.log", "a port is taken"),
+        # Debian 13, the server as triton-server, the standalone's libpython taken off LD_LIBRARY_PATH
+        ("stub-does-not-run-as-server-user.log", "the python backend stub does not run"),
     ],
 )
 def test_failure_logs_are_explained(log: str, cause: str) -> None:
