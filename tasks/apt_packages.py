@@ -14,6 +14,8 @@ from pyinfra.facts.deb import DebPackages
 from pyinfra.facts.files import File
 from pyinfra.facts.server import Date
 
+import remote
+
 # apt-get update only when the lists are older than this; fresh lists are reused.
 APT_LISTS_MAX_AGE = timedelta(hours=6)
 # Seconds apt waits for the dpkg lock before it gives up (apt >= 1.9.11: Debian 11, Ubuntu 20.04).
@@ -49,10 +51,14 @@ def installed(packages: list[str], cache_dir: str):
     yield StringCommand(
         "mkdir", "-p", QuoteString(f"{cache_dir}/lists/partial"), QuoteString(f"{cache_dir}/archives/partial")
     )
+    # The cache may sit on a shared drive: what changed since apt last ran here is named and removed.
+    yield remote.python("python3", "apt_cache.py", "check", cache_dir)
     info = host.get_fact(File, path=stamp)
     now = host.get_fact(Date).replace(tzinfo=None)
-    if not info or not info.get("mtime") or info["mtime"] < now - APT_LISTS_MAX_AGE:
-        yield StringCommand("apt-get", *opts, "update", "-q", "&&", "touch", QuoteString(stamp))
+    stale = not info or not info.get("mtime") or info["mtime"] < now - APT_LISTS_MAX_AGE
+    # Fresh lists are reused; the check above may have removed them (and the stamp): then update anyway.
+    update = StringCommand("apt-get", *opts, "update", "-q", "&&", "touch", QuoteString(stamp))
+    yield update if stale else StringCommand("test", "-f", QuoteString(stamp), "||", "{", update, ";", "}")
     # An install cut off mid-way (a dropped connection) leaves dpkg half-configured; finish it first.
     yield StringCommand(
         "DEBIAN_FRONTEND=noninteractive",
@@ -69,3 +75,4 @@ def installed(packages: list[str], cache_dir: str):
         "--no-install-recommends",
         *(QuoteString(p) for p in missing),
     )
+    yield remote.python("python3", "apt_cache.py", "record", cache_dir)

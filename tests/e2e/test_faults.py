@@ -279,3 +279,21 @@ def test_the_venv_is_exactly_the_controllers_lock_and_an_altered_wheel_is_refuse
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
     assert host.ssh(f"sha256sum {wheel}").stdout.split()[0] in locks[0].read_text()
     assert_serves(host)
+
+
+def test_an_altered_apt_cache_is_named_removed_and_fetched_again(provisioned: dict) -> None:
+    """The .debs and lists apt keeps on the persistent path, changed there (a shared drive): after a
+    reset root does not install from them as they are."""
+    host, inv = provisioned["host"], provisioned["inv"]
+    deb = host.ssh("ls /persist/apt/archives/libpython3.11_*.deb").stdout.strip()
+    host.ssh(f"printf X | dd of={deb} bs=1 seek=100 conv=notrunc status=none")
+    host.ssh("echo 'Package: evil' > /persist/apt/lists/evil.example_dists_x_Packages")
+    host.reset()
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    assert f"apt cache: archives/{deb.rsplit('/', 1)[1]} does not match its recorded sha256" in out
+    assert "apt cache: lists/evil.example_dists_x_Packages is not recorded" in out
+    assert host.ssh("test -e /persist/apt/lists/evil.example_dists_x_Packages", check=False).returncode == 1
+    assert host.ssh(f"dpkg-deb --info {deb} >/dev/null").returncode == 0  # fetched again, whole
+    assert_serves(host)

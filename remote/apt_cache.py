@@ -1,0 +1,77 @@
+"""apt's cache on the persistent path, recorded and checked: root installs from it after a reset.
+
+    python3 apt_cache.py record CACHE   after apt ran: the sha256 of every list and .deb
+    python3 apt_cache.py check CACHE    before apt runs: anything changed since is named and removed
+
+apt checks a .deb against the package lists, and the lists against their signatures, but only when
+it downloads them: lists kept on a (possibly shared) drive are trusted as they are. So a list that
+changed or that nobody recorded is removed with every other list and the update stamp (the next
+`apt-get update` fetches and verifies them again); a changed .deb is removed (apt fetches it again).
+Runs on the host (3.8+).
+"""
+
+import hashlib
+import os
+import sys
+
+MANIFEST = "manifest.sha256"
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def entries(cache):
+    """The files that count: every list and every .deb (not apt's partial downloads or locks)."""
+    out = []
+    for sub, keep in (("lists", lambda n: n != "lock"), ("archives", lambda n: n.endswith(".deb"))):
+        folder = os.path.join(cache, sub)
+        if os.path.isdir(folder):
+            out += [
+                f"{sub}/{n}" for n in sorted(os.listdir(folder)) if keep(n) and os.path.isfile(os.path.join(folder, n))
+            ]
+    return out
+
+
+def record(cache):
+    lines = [f"{sha256(os.path.join(cache, rel))}  {rel}\n" for rel in entries(cache)]
+    path = os.path.join(cache, MANIFEST)
+    with open(path + ".part", "w") as f:
+        f.writelines(lines)
+    os.replace(path + ".part", path)
+    print(f"apt cache: {len(lines)} files recorded with their sha256", file=sys.stderr)
+    return 0
+
+
+def check(cache):
+    path = os.path.join(cache, MANIFEST)
+    recorded = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                digest, _, rel = line.rstrip("\n").partition("  ")
+                recorded[rel] = digest
+    bad = [rel for rel in entries(cache) if recorded.get(rel) != sha256(os.path.join(cache, rel))]
+    lists_bad = any(rel.startswith("lists/") for rel in bad)
+    for rel in bad:
+        why = "is not recorded" if rel not in recorded else "does not match its recorded sha256"
+        print(f"apt cache: {rel} {why} (damaged or altered); removed it", file=sys.stderr)
+        os.unlink(os.path.join(cache, rel))
+    if lists_bad:  # lists go together with their signed Release files: fetch and verify all again
+        for rel in entries(cache):
+            if rel.startswith("lists/"):
+                os.unlink(os.path.join(cache, rel))
+        stamp = os.path.join(cache, "update-stamp")
+        if os.path.exists(stamp):
+            os.unlink(stamp)
+        print("apt cache: the package lists will be fetched and verified again", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    action, cache = sys.argv[1], sys.argv[2]
+    sys.exit(record(cache) if action == "record" else check(cache))
