@@ -15,6 +15,7 @@ import os
 import sys
 
 MANIFEST = "manifest.sha256"
+REPORT = "check.log"  # what the last check removed, for the run's output
 
 
 def sha256(path):
@@ -57,9 +58,10 @@ def check(cache):
                 recorded[rel] = digest
     bad = [rel for rel in entries(cache) if recorded.get(rel) != sha256(os.path.join(cache, rel))]
     lists_bad = any(rel.startswith("lists/") for rel in bad)
+    report = []
     for rel in bad:
         why = "is not recorded" if rel not in recorded else "does not match its recorded sha256"
-        print(f"apt cache: {rel} {why} (damaged or altered); removed it", file=sys.stderr)
+        report.append(f"apt cache: {rel} {why} (damaged or altered); removed it")
         os.unlink(os.path.join(cache, rel))
     if lists_bad:  # lists go together with their signed Release files: fetch and verify all again
         for rel in entries(cache):
@@ -68,7 +70,11 @@ def check(cache):
         stamp = os.path.join(cache, "update-stamp")
         if os.path.exists(stamp):
             os.unlink(stamp)
-        print("apt cache: the package lists will be fetched and verified again", file=sys.stderr)
+        report.append("apt cache: the package lists will be fetched and verified again")
+    with open(os.path.join(cache, REPORT), "w") as f:
+        f.writelines(line + "\n" for line in report)
+    for line in report:
+        print(line, file=sys.stderr)
     return 0
 
 

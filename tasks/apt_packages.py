@@ -15,6 +15,7 @@ from pyinfra.facts.files import File
 from pyinfra.facts.server import Date
 
 import remote
+from tasks import host_log
 
 # apt-get update only when the lists are older than this; fresh lists are reused.
 APT_LISTS_MAX_AGE = timedelta(hours=6)
@@ -53,6 +54,7 @@ def installed(packages: list[str], cache_dir: str):
     )
     # The cache may sit on a shared drive: what changed since apt last ran here is named and removed.
     yield remote.python("python3", "apt_cache.py", "check", cache_dir)
+    yield host_log.shown(f"{cache_dir}/check.log")
     info = host.get_fact(File, path=stamp)
     now = host.get_fact(Date).replace(tzinfo=None)
     stale = not info or not info.get("mtime") or info["mtime"] < now - APT_LISTS_MAX_AGE

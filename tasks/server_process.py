@@ -7,8 +7,7 @@ import re
 from dataclasses import dataclass
 
 from pyinfra import host
-from pyinfra.api import FunctionCommand, OperationError, operation
-from pyinfra.facts.files import FileContents
+from pyinfra.api import OperationError, operation
 
 import remote
 from config.layout import Layout
@@ -16,6 +15,7 @@ from config.settings import Settings
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState
 from facts.system import InitSystem
+from tasks import host_log
 
 READY_TIMEOUT_S = 180
 
@@ -202,14 +202,7 @@ def running(
             via=p.launcher,
             env=env,
         )
-    yield FunctionCommand(_show_proof, (proof_file,), {})
-
-
-def _show_proof(state, host, path: str) -> bool:
-    """Log, on the controller, what the start proved: readiness and each model's inference."""
-    for line in host.get_fact(FileContents, path=path) or []:
-        host.log(line)
-    return True
+    yield host_log.shown(proof_file)  # what the start proved: readiness and each model's inference
 
 
 @operation()
