@@ -20,9 +20,11 @@ from pyinfra.facts.files import File
 import remote
 from compat.assessment import Decisions
 from config.layout import Layout
+from config.secrets import has_credentials
 from config.settings import DEFAULTS_FILE, Settings
 from facts.digests import FileDigests
 from facts.venv import VenvData, VenvPackages
+from tasks import secret_file
 
 # Extras to install with a package (the verifier calls Triton over HTTP and gRPC).
 EXTRAS = {"tritonclient": "[http,grpc]"}
@@ -198,9 +200,21 @@ def _index_sources(plan: VenvPlan) -> list[str]:
     return args + (["--find-links", plan.find_links] if plan.find_links else [])
 
 
-def _pip_download(plan: VenvPlan, sources: list[str], *what: str) -> StringCommand:
+def _pip_config(sources: list[str]) -> str:
+    """A pip configuration file holding these --index-url/--find-links options."""
+    index = [v for k, v in zip(sources[::2], sources[1::2], strict=True) if k == "--index-url"]
+    links = [v for k, v in zip(sources[::2], sources[1::2], strict=True) if k == "--find-links"]
+    text = "[global]\n" + "".join(f"index-url = {v}\n" for v in index)
+    return text + (f"find-links = {' '.join(links)}\n" if links else "")
+
+
+def _pip_download(plan: VenvPlan, sources: list[str], *what: str, conf: str = "") -> StringCommand:
+    """pip download into the wheelhouse; with conf, the sources are in that pip configuration file (a
+    URL with a password there, never on the command line)."""
+    where = ["env", QuoteString(f"PIP_CONFIG_FILE={conf}")] if conf else []
     return StringCommand(
         *pip_locked(plan.venv_dir),
+        *where,
         QuoteString(f"{plan.venv_dir}/bin/pip"),
         "download",
         "--disable-pip-version-check",
@@ -210,10 +224,36 @@ def _pip_download(plan: VenvPlan, sources: list[str], *what: str) -> StringComma
         QuoteString(plan.pip_cache),
         "--dest",
         QuoteString(plan.wheelhouse),
-        *(QuoteString(a) for a in sources),
+        *([] if conf else (QuoteString(a) for a in sources)),
         *(["--cert", QuoteString(plan.cert)] if plan.cert else []),
         *what,
     )
+
+
+def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]]):
+    """Each (name, sources, requirements) download; where a source URL holds a password, its sources go
+    to the host in a root-only pip configuration file (secret_file), removed once pip is done."""
+    for name, sources, what in steps:
+        if any(has_credentials(v) for v in sources[1::2]):
+            conf = f"{plan.wheelhouse}/.pip-{name}.conf"
+            yield secret_file.upload(conf, _pip_config(sources))
+            yield StringCommand(
+                "{",
+                _pip_download(plan, sources, *what, conf=conf),
+                ";",
+                "rc=$?",
+                ";",
+                "rm",
+                "-f",
+                QuoteString(conf),
+                ";",
+                "exit",
+                "$rc",
+                ";",
+                "}",
+            )
+        else:
+            yield _pip_download(plan, sources, *what)
 
 
 def _save_lock(state, host, remote_path: str, local_path: str) -> bool:
@@ -251,19 +291,19 @@ def wheelhouse_filled(plan: VenvPlan):
         lock = plan.lock_file
         yield FileUploadCommand(StringIO(plan.lock), lock)
         yield remote.shell("lock_split.sh", lock)  # requirements.lock -> torch.lock, rest.lock
-        yield _pip_download(
-            plan, _torch_sources(plan), "--no-deps", "--require-hashes", "-r", QuoteString(f"{lock}.torch")
-        )
-        yield _pip_download(
-            plan, _index_sources(plan), "--no-deps", "--require-hashes", "-r", QuoteString(f"{lock}.rest")
-        )
+        exactly = ["--no-deps", "--require-hashes", "-r"]
+        steps = [("torch", _torch_sources(plan), [*exactly, QuoteString(f"{lock}.torch")])] if torch else []
+        steps.append(("index", _index_sources(plan), [*exactly, QuoteString(f"{lock}.rest")]))
+        yield from _downloads(plan, steps)
     else:
+        steps = []
         if torch:
-            yield _pip_download(plan, _torch_sources(plan), "--no-deps", QuoteString(pip_requirement("torch", torch)))
+            steps.append(("torch", _torch_sources(plan), ["--no-deps", QuoteString(pip_requirement("torch", torch))]))
         # Then the pins and every dependency, torch's too, from the index; torch itself (a +variant
         # version, which PyPI never has) resolves only to the wheel just fetched into the wheelhouse.
         pins = [QuoteString(pip_requirement(k, v)) for k, v in plan.requirements.items()]
-        yield _pip_download(plan, [*_index_sources(plan), "--find-links", plan.wheelhouse], *pins)
+        steps.append(("index", [*_index_sources(plan), "--find-links", plan.wheelhouse], pins))
+        yield from _downloads(plan, steps)
         yield remote.python("python3", "wheel_lock.py", plan.wheelhouse)
     yield StringCommand("touch", QuoteString(marker))
     if plan.lock_store and not plan.lock:

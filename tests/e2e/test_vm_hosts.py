@@ -113,6 +113,7 @@ def vm_inv(vm: TestHost, net: tuple[Mirror, Proxy], tmp_path_factory: pytest.Tem
         **served,
         # the artifact behind a user and password (the mirror ignores them; they must never show)
         "triton_pytriton_url": served["triton_pytriton_url"].replace("http://", f"http://ops:{URL_PASSWORD}@"),
+        "pip_find_links": served["pip_find_links"].replace("http://", f"http://ops:{URL_PASSWORD}@"),
         "http_proxy": proxy.url,
         "https_proxy": proxy.url,
         "no_proxy": "metadata.internal",

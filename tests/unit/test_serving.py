@@ -299,3 +299,19 @@ def test_fetch_sends_url_credentials_as_basic_auth_not_in_the_url() -> None:
     assert req.full_url == "http://127.0.0.1:8080/p.whl"
     assert req.get_header("Authorization") == "Basic b3BzOnMzY3JAdA=="  # ops:s3cr@t
     assert fetch.masked("http://ops:s3cr%40t@127.0.0.1:8080/p.whl") == "http://ops:***@127.0.0.1:8080/p.whl"
+
+
+def test_pip_sources_with_a_password_go_to_a_pip_configuration_file() -> None:
+    from tasks.venv import _pip_config
+
+    sources = [
+        "--index-url",
+        "https://u:pw@pypi.example/simple",
+        "--find-links",
+        "http://u:pw@w/",
+        "--find-links",
+        "/wh",
+    ]
+    assert _pip_config(sources) == (
+        "[global]\nindex-url = https://u:pw@pypi.example/simple\nfind-links = http://u:pw@w/ /wh\n"
+    )
