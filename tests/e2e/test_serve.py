@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 import tritonclient.grpc as tgrpc
 import tritonclient.http as thttp
 
+import remote
 from testbed import TestHost, host_index, op_results, run_pyinfra, triton_ports, write_inventory
 from tests import tiny_models
 
@@ -159,6 +161,53 @@ def test_the_server_and_its_stubs_run_as_the_server_user_who_cannot_write_etc(se
     denied = host.ssh(f"{as_server} sh -c 'echo x > /etc/triton-was-here'", check=False)
     assert denied.returncode != 0 and "Permission denied" in denied.stderr
     assert host.ssh("stat -c %U /opt/triton/run /persist/huggingface/hub").stdout.split() == ["triton-server"] * 2
+
+
+EVIL_MODEL = """import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        with open("/etc/triton-was-here", "w") as f:  # what a hostile model's code might try
+            f.write("x")
+
+    def execute(self, requests):
+        return []
+"""
+
+
+def test_a_model_whose_code_writes_under_etc_fails_with_a_readable_error(served_host: dict) -> None:
+    """Started exactly as the provisioner starts the server (remote/server_start.sh: setpriv to
+    triton-server), from a repository holding a model whose initialize() writes under /etc."""
+    host = served_host["host"]
+    repo, run = "/tmp/evil-repo", "/tmp/evil-run"
+    host.ssh(f"mkdir -p {repo}/evil/1 {run} && chown triton-server {run}")
+    (host.host.root / repo.lstrip("/") / "evil" / "1" / "model.py").write_text(EVIL_MODEL)
+    (host.host.root / repo.lstrip("/") / "evil" / "config.pbtxt").write_text(
+        'name: "evil"\nbackend: "python"\nmax_batch_size: 0\n'
+        'input [ { name: "X", data_type: TYPE_FP32, dims: [ 1 ] } ]\n'
+        'output [ { name: "Y", data_type: TYPE_FP32, dims: [ 1 ] } ]\n'
+        "instance_group [ { kind: KIND_CPU, count: 1 } ]\n"
+    )
+    args = [
+        "--model-repository", repo, "--backend-directory", "/opt/triton/current/backends",
+        "--http-port", "18960", "--grpc-port", "18961", "--metrics-port", "18962",
+        "--http-address", "127.0.0.1", "--grpc-address", "127.0.0.1", "--metrics-address", "127.0.0.1",
+    ]  # fmt: skip
+    start = remote.shell("server_start.sh", run, "/opt/triton/bin/triton-env", "x", "", "triton-server", *args)
+    host.ssh(start.get_raw_value())
+    try:
+        deadline = time.monotonic() + 120
+        log = ""
+        while "failed to load all models" not in log:
+            if time.monotonic() > deadline:
+                pytest.fail(f"the server never gave up on the model:\n{log[-3000:]}")
+            time.sleep(0.5)
+            log = host.ssh(f"cat {run}/tritonserver.log", check=False).stdout
+        assert "PermissionError: [Errno 13] Permission denied: '/etc/triton-was-here'" in log, log[-3000:]
+        assert host.ssh("test -e /etc/triton-was-here", check=False).returncode == 1
+    finally:
+        host.ssh(f"pid=$(cat {run}/tritonserver.pid 2>/dev/null) && kill -9 $pid; rm -rf {repo} {run}", check=False)
 
 
 def test_changed_model_setting_restarts_the_server(served_host: dict, models_dir: Path) -> None:
