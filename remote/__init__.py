@@ -19,7 +19,7 @@ from pyinfra.api import QuoteString, StringCommand
 
 REMOTE = Path(__file__).resolve().parent
 _SHELL_INCLUDE = re.compile(r"^\. \./(?P<name>[a-z_]+\.sh)$", re.MULTILINE)
-_PYTHON_INCLUDE = re.compile(r"^from (?P<name>_[a-z][a-z_]*) import [A-Za-z_, ]+$", re.MULTILINE)
+_PYTHON_INCLUDE = re.compile(r"^from (?P<name>_[a-z][a-z_]*) import [A-Za-z0-9_, ]+$", re.MULTILINE)
 
 
 @cache

@@ -1,5 +1,6 @@
 # Shared by the Python host scripts: inlined where a script says `from _common import ...`.
 # No `from __future__` here: it would land in the middle of the script.
+import hashlib as _hashlib
 import os as _os
 import sys as _sys
 
@@ -11,3 +12,12 @@ def proof(line: str) -> None:
     if path:
         with open(path, "a") as f:
             f.write(line + "\n")
+
+
+def sha256(path: str) -> str:
+    """The hex sha256 of a file, read in 1 MiB chunks."""
+    h = _hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

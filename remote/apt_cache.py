@@ -10,20 +10,13 @@ changed or that nobody recorded is removed with every other list and the update 
 Runs on the host (3.8+).
 """
 
-import hashlib
 import os
 import sys
 
+from _common import sha256
+
 MANIFEST = "manifest.sha256"
 REPORT = "check.log"  # what the last check removed, for the run's output
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def entries(cache):

@@ -12,10 +12,11 @@ with `--require-hashes -r requirements.lock` installs exactly these files, and a
 is refused by name. Runs on the host (3.8+); written aside, then renamed.
 """
 
-import hashlib
 import os
 import re
 import sys
+
+from _common import sha256
 
 # name-version(-build)?-py-abi-platform.whl, or name-version.tar.gz (an sdist); names normalised.
 WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
@@ -27,14 +28,6 @@ def entry(filename):
     if not m:
         return None
     return re.sub(r"[-_.]+", "-", m["name"]).lower(), m["version"]
-
-
-def sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def main(wheelhouse: str) -> int:

@@ -1,5 +1,6 @@
 """The code is ruff clean (lint and format), as the developers' guide asks."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,9 @@ def test_host_python_scripts_compile_for_python_3_8() -> None:
     for path in remote.scripts():
         if path.suffix != ".py":
             continue
-        tree = ast.parse(remote.source(path.name), filename=path.name, feature_version=(3, 8))
+        sent = remote.source(path.name)
+        assert not re.search(r"^(from|import) _[a-z]", sent, re.M), f"{path.name}: a shared piece was not inlined"
+        tree = ast.parse(sent, filename=path.name, feature_version=(3, 8))
         # list[str] or X | None in an annotation is evaluated at def time on 3.8 (TypeError) unless
         # annotations are postponed
         postponed = any(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in tree.body)
