@@ -31,6 +31,7 @@ class TritonInstallData(TypedDict):
     stub_libpython: str | None  # the libpython the active stub links, "libpython3.10.so.1.0"
     stub_python: str | None  # the Python minor version that libpython is, "3.10"
     manifest: dict[str, str]  # key=value lines this tool writes on install (source, sha256 ...)
+    writable: str | None  # a file or directory of the install that group or others may write
 
 
 class TritonInstall(FactBase[TritonInstallData | None]):
@@ -53,6 +54,7 @@ class TritonInstall(FactBase[TritonInstallData | None]):
             stub_libpython=None,
             stub_python=None,
             manifest={},
+            writable=None,
         )
         for line in output:
             key, _, value = line.partition("=")
@@ -69,6 +71,8 @@ class TritonInstall(FactBase[TritonInstallData | None]):
                 lib = line.partition(" STUBLIB=")[2].strip()
                 data["stub_libpython"] = lib or None
                 data["stub_python"] = stub_python_of(lib) if lib else None
+            elif key == "WRITABLE" and value:
+                data["writable"] = value
             elif key == "STUB":
                 data["stub_pythons"].append(value)
             elif key == "MANIFEST":

@@ -11,4 +11,7 @@ for s in "$h"/python_backend_stubs/*/triton_python_backend_stub; do
   [ -f "$s" ] && echo "STUB=$(basename "$(dirname "$s")")"
 done
 [ -f "$h/.provisioner" ] && sed "s/^/MANIFEST=/" "$h/.provisioner"
+# anything in the install group or others may write (root runs it): the first one found
+w=$(find "$h/" ! -type l -perm /022 -print -quit 2>/dev/null)
+[ -n "$w" ] && echo "WRITABLE=$w"
 true

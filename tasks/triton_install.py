@@ -65,8 +65,10 @@ def installed(
             version,
             stub_fixes,
         )
+    if complete and found.get("writable"):  # an install unpacked before modes were masked (0666 files)
+        yield StringCommand("chmod", "-R", "go-w", QuoteString(target))
     if link and link.get("link_target") == target:
-        if complete:
+        if complete and not found.get("writable"):
             host.noop(f"{current} -> {target}, complete")
         return
     # ln -s to a temporary name, then rename over `current`: readers see old or new, never none.

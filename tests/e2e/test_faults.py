@@ -297,3 +297,15 @@ def test_an_altered_apt_cache_is_named_removed_and_fetched_again(provisioned: di
     assert host.ssh("test -e /persist/apt/lists/evil.example_dists_x_Packages", check=False).returncode == 1
     assert host.ssh(f"dpkg-deb --info {deb} >/dev/null").returncode == 0  # fetched again, whole
     assert_serves(host)
+
+
+def test_an_install_with_a_world_writable_file_is_repaired(provisioned: dict) -> None:
+    """Installs unpacked before modes were masked kept the wheel's 0666 files, which the server loads."""
+    host, inv = provisioned["host"], provisioned["inv"]
+    lib = "/opt/triton/current/backends/python/libtriton_python.so"
+    host.ssh(f"chmod 666 {lib}")
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    assert op_results(res.stdout + res.stderr)["Triton server installed"]["success"] == 1
+    assert host.ssh(f"stat -c %a {lib}").stdout.strip() == "644"
+    assert host.ssh("find /opt/triton/current/ ! -type l -perm /022").stdout == ""
