@@ -6,7 +6,9 @@ import json
 import os
 from pathlib import Path
 
-from compat.rules import Assessment
+from compat.rules import Assessment, Decisions
+from config.secrets import mask
+from config.settings import Settings
 
 _MARK = {"ok": "OK", "missing": "MISSING", "incompatible": "INCOMPATIBLE"}
 # Reports of the hosts audited so far in this run (pyinfra loads the deploy file once per host).
@@ -37,3 +39,33 @@ def record(host_name: str, assessment: Assessment, path: str) -> Path:
     tmp.write_text(json.dumps({"hosts": _RUN, "ok": all(h["ok"] for h in _RUN.values())}, indent=2) + "\n")
     os.replace(tmp, dest)
     return dest
+
+
+def plan(host_name: str, settings: Settings, d: Decisions, artifact_cached: bool, server: str) -> str:
+    """What a provision will do on this host, printed before any change (and all that --dry prints)."""
+    a = d.artifact
+    python = "a standalone CPython" if d.python_source == "standalone" else "the host's"
+    torch_from = d.torch_index or " and ".join(
+        x
+        for x in (settings.pip_index_url or "PyPI", settings.pip_find_links and f"find-links {settings.pip_find_links}")
+        if x
+    )
+    lines = [
+        f"== plan for {host_name} (nothing is changed before this)",
+        f"  python   {d.python} at {d.python_path} ({python}); the python backend stub for {d.python}",
+        f"  torch    {d.torch_requirement} from {mask(torch_from)}",
+        f"  apt      {', '.join(d.apt_packages) + ' to add' if d.apt_packages else 'nothing to add'}",
+    ]
+    if a:
+        state = "cached, sha256 verified" if artifact_cached else f"to download from {mask(a.url)}"
+        lines.append(f"  triton   {a.version or '(version from the tarball)'} sha256 {a.sha256[:12]}..., {state}")
+    for m in settings.models:
+        pinned = m.kind != "hub" or _is_commit(m.revision)
+        note = "" if pinned else " (revision not pinned: a branch or tag, it can move)"
+        lines.append(f"  model    {m.name}: {m.source}{note}")
+    lines.append(f"  server   {server}")
+    return "\n".join(lines)
+
+
+def _is_commit(revision: str) -> bool:
+    return len(revision) == 40 and all(c in "0123456789abcdef" for c in revision)

@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyinfra import host, state
+from pyinfra.facts.files import Sha256File
 from pyinfra.operations import files
 
 from compat import report
@@ -28,6 +29,7 @@ from tasks import (
     environment,
     python_standalone,
     run_summary,
+    serve_models,
     timings,
     triton_install,
     upload,
@@ -128,4 +130,8 @@ if assessment.blockers:
     reasons = "; ".join(f"{i.name}: {i.detail} (fix: {i.fix})" for i in assessment.blockers)
     run_summary.refuse(state, host, reasons, "provision")
 else:
-    install(settings, layout, assessment.decisions, reading.gpu_ids)
+    d = assessment.decisions
+    cached = host.get_fact(Sha256File, path=d.artifact.archive) == d.artifact.sha256  # the download step reuses it
+    server = serve_models.server_change(settings, layout, d, reading.gpu_ids)
+    print(report.plan(host.name, settings, d, cached, server), flush=True)
+    install(settings, layout, d, reading.gpu_ids)

@@ -3,11 +3,33 @@ and the server (re)started only when what it runs changed, then proven by infere
 
 from __future__ import annotations
 
+from pyinfra import host
+
 from compat.assessment import Decisions
 from config.layout import Layout
 from config.settings import Settings
+from facts.server import ServerState
 from tasks import models, server_process, server_user
 from tasks.triton_install import installed_dir
+
+
+def wanted_hash(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> str:
+    """What the server will run, as one hash: a change restarts it, nothing else does."""
+    repo_files = models.repository_files(settings.models, layout, gpu_ids)
+    server = server_process.plan(settings, layout)
+    run_as = [*server.args, f"user={server.user}"]  # a change of user restarts the server too
+    return server_process.config_hash(run_as, repo_files, installed_dir(layout, d), d.venv_pins)
+
+
+def server_change(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> str:
+    """In words, what will happen to the server: keeps running, starts, or restarts (and why)."""
+    p = server_process.plan(settings, layout)
+    state = host.get_fact(ServerState, p.run_dir, p.http_host, p.http_port, p.models_dir)
+    if not state["pid"]:
+        return "will start"
+    if state["config_hash"] != wanted_hash(settings, layout, d, gpu_ids):
+        return f"will restart (pid {state['pid']}): what it runs changed"
+    return f"keeps running (pid {state['pid']})" + ("" if state["ready"] else ", not ready: will restart")
 
 
 def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> None:
@@ -17,8 +39,7 @@ def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) 
     models.repository(layout, repo_files)
     server_user.present(settings.triton_user, layout.run, layout.hf_cache)
     server = server_process.plan(settings, layout)
-    run_as = [*server.args, f"user={server.user}"]  # a change of user restarts the server too
-    wanted = server_process.config_hash(run_as, repo_files, installed_dir(layout, d), d.venv_pins)
+    wanted = wanted_hash(settings, layout, d, gpu_ids)
     server_process.running(
         name="Triton server running, ready and proven",
         plan=server,

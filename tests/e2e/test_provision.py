@@ -215,3 +215,21 @@ def test_uploaded_wheelhouse_for_an_air_gapped_host(host: TestHost, served: dict
     assert results["Upload a directory | Wheels uploaded from the controller: no extra files"]["success"] == 1
     assert host.ssh("sha256sum /etc/passwd /etc/hostname").stdout == before
     assert host.ssh("ls -A /persist/uploaded-wheels").stdout.split() == [artifacts.TORCH_WHEEL.name]
+
+
+def test_dry_prints_the_plan_and_changes_nothing(host: TestHost, inv: Path) -> None:
+    before = host.ssh(SNAPSHOT).stdout
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", "--dry")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    plan = out[out.index("== plan for tb1") :].splitlines()[:9]
+    assert "  apt      libpython3.11 to add" in plan
+    assert "  torch    torch==2.13.0+cpu from PyPI and find-links http://127.0.0.1" in "\n".join(plan)
+    assert any(line.startswith("  triton   2.51.0 sha256 21f063ff93bb..., to download from http://") for line in plan)
+    assert "  server   will start" in plan
+    assert host.ssh(SNAPSHOT).stdout == before  # nothing on the host changed
+    out, _ = provision(inv)  # the real run prints the same plan first, then does it
+    assert "== plan for tb1 (nothing is changed before this)" in out
+    out, _ = provision(inv)
+    assert "  server   keeps running (pid " in out
+    assert "cached, sha256 verified" in out

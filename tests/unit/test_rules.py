@@ -528,3 +528,31 @@ def test_colab_2026_ubuntu2404_with_python313_uses_the_system_python312() -> Non
     assert (d.python, d.python_source, d.python_path) == ("3.12", "host", "/usr/bin/python3.12")
     assert d.apt_packages == ["libpython3.12t64", "python3.12-venv"]
     assert d.torch_requirement == "torch==2.14.1+cu126"  # T4 on driver 550 / CUDA 12.4
+
+
+def test_the_plan_says_what_a_provision_will_do_before_it_does_it() -> None:
+    from compat import report
+
+    settings = load(
+        {
+            "pip_index_url": "https://ops:s3cret@pypi.corp/simple",
+            "models": [
+                {"name": "clf", "source": "hub:org/clf@main", "task": "text-classification"},
+                {"name": "emb", "source": "hub:org/emb@" + "a" * 40, "task": "feature-extraction"},
+            ],
+        }
+    )
+    d = assess(host(), settings).decisions
+    text = report.plan("tb1", settings, d, artifact_cached=False, server="will start")
+    lines = text.splitlines()
+    assert lines[0] == "== plan for tb1 (nothing is changed before this)"
+    assert "  python   3.11 at /usr/bin/python3.11 (the host's); the python backend stub for 3.11" in lines
+    assert "  torch    torch==2.14.1+cpu from https://download.pytorch.org/whl/cpu" in lines
+    assert "  apt      libpython3.11 to add" in lines
+    assert any(line.startswith("  triton   2.51.0 sha256 21f063ff93bb..., to download from https://") for line in lines)
+    assert "  model    clf: hub:org/clf@main (revision not pinned: a branch or tag, it can move)" in lines
+    assert f"  model    emb: hub:org/emb@{'a' * 40}" in lines
+    assert lines[-1] == "  server   will start"
+    assert "s3cret" not in text
+    cached = report.plan("tb1", settings, d, artifact_cached=True, server="keeps running (pid 7)")
+    assert "2.51.0 sha256 21f063ff93bb..., cached, sha256 verified" in cached
