@@ -9,6 +9,7 @@ from compat.assessment import Decisions
 from config.layout import Layout
 from config.settings import Settings
 from facts.server import ServerState
+from facts.system import InitSystem
 from tasks import models, server_process, server_user
 from tasks.triton_install import installed_dir
 
@@ -22,14 +23,15 @@ def wanted_hash(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[
 
 
 def server_change(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> str:
-    """In words, what will happen to the server: keeps running, starts, or restarts (and why)."""
+    """In words, what will happen to the server: keeps running, starts, or restarts and why."""
     p = server_process.plan(settings, layout)
     state = host.get_fact(ServerState, p.run_dir, p.http_host, p.http_port, p.models_dir)
-    if not state["pid"]:
-        return "will start"
-    if state["config_hash"] != wanted_hash(settings, layout, d, gpu_ids):
-        return f"will restart (pid {state['pid']}): what it runs changed"
-    return f"keeps running (pid {state['pid']})" + ("" if state["ready"] else ", not ready: will restart")
+    why = server_process.why_start(
+        state, host.get_fact(InitSystem)["systemd"], p, wanted_hash(settings, layout, d, gpu_ids)
+    )
+    if not why:
+        return f"keeps running (pid {state['pid']})"
+    return "will start" if why == "not running" else f"will restart (pid {state['pid']}): {why}"
 
 
 def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> None:

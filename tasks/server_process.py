@@ -153,6 +153,19 @@ def _port_holders(p: ServerPlan, ours: set[int]) -> list[str]:
     return held
 
 
+def why_start(state: dict, systemd: bool, plan: ServerPlan, wanted_hash: str) -> str:
+    """Why the server must be (re)started, in words; "" when it serves as wanted (the plan says the same)."""
+    if not state["pid"]:
+        return "not running"
+    if state["config_hash"] != wanted_hash:
+        return "what it runs changed"
+    if not state["ready"]:
+        return "not ready"
+    if systemd and state["unit_sha256"] != hashlib.sha256(plan.unit.encode()).hexdigest():
+        return "its systemd unit changed"
+    return ""
+
+
 @operation()
 def running(
     plan: ServerPlan,
@@ -171,8 +184,7 @@ def running(
     p = plan
     state = host.get_fact(ServerState, p.run_dir, p.http_host, p.http_port, p.models_dir)
     systemd = host.get_fact(InitSystem)["systemd"]
-    unit_current = not systemd or state["unit_sha256"] == hashlib.sha256(p.unit.encode()).hexdigest()
-    if state["pid"] and state["config_hash"] == wanted_hash and state["ready"] and unit_current:
+    if not why_start(state, systemd, p, wanted_hash):
         if systemd and not state["unit_enabled"]:
             yield "systemctl enable --quiet tritonserver.service"  # serving as wanted: no restart
             return
