@@ -218,6 +218,7 @@ def test_uploaded_wheelhouse_for_an_air_gapped_host(host: TestHost, served: dict
 
 
 def test_dry_prints_the_plan_and_changes_nothing(host: TestHost, inv: Path) -> None:
+    host.ssh("rm -rf /persist/downloads")  # earlier tests cached the artifact on this host's /persist
     before = host.ssh(SNAPSHOT).stdout
     res = run_pyinfra(inv, "deploy/provision.py", "-y", "--dry")
     out = res.stdout + res.stderr
