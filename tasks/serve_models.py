@@ -14,9 +14,9 @@ from tasks import models, server_process, server_user
 from tasks.triton_install import installed_dir
 
 
-def wanted_hash(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> str:
-    """What the server will run, as one hash: a change restarts it, nothing else does."""
-    repo_files = models.repository_files(settings.models, layout, gpu_ids)
+def wanted_hash(settings: Settings, layout: Layout, d: Decisions, repo_files: dict[str, bytes]) -> str:
+    """What the server will run (its arguments and user, the repository's files, the install, the pins),
+    as one hash: a change restarts it, nothing else does."""
     server = server_process.plan(settings, layout)
     run_as = [*server.args, f"user={server.user}"]  # a change of user restarts the server too
     return server_process.config_hash(run_as, repo_files, installed_dir(layout, d), d.venv_pins)
@@ -27,7 +27,10 @@ def server_change(settings: Settings, layout: Layout, d: Decisions, gpu_ids: lis
     p = server_process.plan(settings, layout)
     state = host.get_fact(ServerState, p.run_dir, p.http_host, p.http_port, p.models_dir)
     why = server_process.why_start(
-        state, host.get_fact(InitSystem)["systemd"], p, wanted_hash(settings, layout, d, gpu_ids)
+        state,
+        host.get_fact(InitSystem)["systemd"],
+        p,
+        wanted_hash(settings, layout, d, models.repository_files(settings.models, layout, gpu_ids)),
     )
     if not why:
         return f"keeps running (pid {state['pid']})"
@@ -41,7 +44,7 @@ def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) 
     models.repository(layout, repo_files)
     server_user.present(settings.triton_user, layout.run, layout.hf_cache)
     server = server_process.plan(settings, layout)
-    wanted = wanted_hash(settings, layout, d, gpu_ids)
+    wanted = wanted_hash(settings, layout, d, repo_files)
     server_process.running(
         name="Triton server running, ready and proven",
         plan=server,

@@ -60,7 +60,6 @@ def config_hash(args: list[str], models: dict[str, bytes], install: str, venv_pi
     return h.hexdigest()[:32]
 
 
-UNIT = UNIT_PATH
 _SYSTEMD_PLAIN = re.compile(r"[A-Za-z0-9_./:=,+@%-]+")  # after % was doubled
 
 
@@ -195,7 +194,7 @@ def running(
         raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
     stale = " ".join(str(pid) for pid in state["stale"])
     if systemd:
-        yield remote.shell("server_start_systemd.sh", UNIT, p.unit, p.run_dir, wanted_hash, stale)
+        yield remote.shell("server_start_systemd.sh", UNIT_PATH, p.unit, p.run_dir, wanted_hash, stale)
     else:
         yield remote.shell("server_start.sh", p.run_dir, p.launcher, wanted_hash, stale, p.user, *p.args)
     proof_file = f"{p.run_dir}/proof.txt"

@@ -23,7 +23,6 @@ runner), mirror and proxy (loopback stand-ins for download sources and a corpora
 """
 
 from testbed.access import TestHost
-from testbed.boot import _cgroups, _process_alive
 from testbed.config import CACHE_DIR, PERSIST_PATH, STATE_DIR, Host, TestbedError
 from testbed.hosts import down, remove, reset, restart, up
 from testbed.identity import client_key
@@ -47,8 +46,6 @@ __all__ = [
     "Host",
     "TestHost",
     "TestbedError",
-    "_cgroups",
-    "_process_alive",
     "client_key",
     "down",
     "ensure_base",
