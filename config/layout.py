@@ -37,8 +37,14 @@ class Layout:
 
     @property
     def models(self) -> str:
-        """The model repository (rendered from templates; local disk, rebuilt after a reset)."""
+        """The model repository the server reads: a link to one of `repositories` (switched only when
+        a new server starts on it, and back if that server fails)."""
         return f"{self.home}/models"
+
+    @property
+    def repositories(self) -> str:
+        """Rendered model repositories, one per content (local disk, rebuilt after a reset)."""
+        return f"{self.models}.versions"
 
     @property
     def model_sources(self) -> str:
@@ -109,7 +115,20 @@ class Layout:
 
     @property
     def venv(self) -> str:
+        """The venv the server runs with (venv_dir): a link to one of `venvs`, switched like `models`."""
         return self.settings.venv_dir.rstrip("/")
+
+    @property
+    def venvs(self) -> str:
+        """The venvs themselves, one per set of pins, sources and Python: a pin change builds a new one
+        beside the one in use. A venv names its own path, so each is made where it stays."""
+        return f"{self.venv}.versions"
+
+    @property
+    def links(self) -> tuple[str, str, str]:
+        """What the server runs, each a link switched as one when a new server starts: the Triton
+        install, the venv and the model repository."""
+        return (self.current, self.venv, self.models)
 
     def library_dirs(self, libpython_dir: str | None) -> list[str]:
         """The server's LD_LIBRARY_PATH, in order: Triton's lib/, then the chosen Python's libpython

@@ -78,7 +78,6 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
         version=a.version,
         stub_python=d.python,
         versions_dir=layout.versions,
-        current=layout.current,
         strip_components=a.strip_components,
         python=d.script_python,
         stub_fixes=json.dumps(d.stub_fixes),

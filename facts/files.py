@@ -1,6 +1,9 @@
-"""Fact: the entries under a directory, read so that hostile names arrive intact (NUL-separated, hex)."""
+"""Facts about files, read so that hostile names arrive intact (NUL-separated or hex): the entries
+under a directory, and where links point."""
 
 from __future__ import annotations
+
+from typing import TypedDict
 
 from pyinfra.api import FactBase, StringCommand
 
@@ -21,3 +24,31 @@ class TreeEntries(FactBase[list[str]]):
     def process(self, output: list[str]) -> list[str]:
         raw = bytes.fromhex("".join("".join(output).split()))
         return sorted(name.decode("utf-8", "surrogateescape") for name in raw.split(b"\0") if name)
+
+
+class LinkData(TypedDict):
+    kind: str  # link, dir (a real directory), other, absent
+    target: str  # where a link points ("" for the rest)
+
+
+class Links(FactBase[dict[str, LinkData]]):
+    """Each path: a link and its target, a real directory, something else, or nothing; one round trip."""
+
+    def command(self, paths: list[str]) -> StringCommand:
+        return shell("links.sh", *paths)
+
+    @staticmethod
+    def default() -> dict[str, LinkData]:
+        return {}
+
+    def process(self, output: list[str]) -> dict[str, LinkData]:
+        out: dict[str, LinkData] = {}
+        for line in output:
+            kind, path, target = ([*line.split(" "), "", ""])[:3]
+            if kind in ("link", "dir", "other", "absent"):
+                out[_unhex(path)] = LinkData(kind=kind, target=_unhex(target) if kind == "link" else "")
+        return out
+
+
+def _unhex(text: str) -> str:
+    return bytes.fromhex(text).decode("utf-8", "surrogateescape")

@@ -8,10 +8,11 @@ from remote import shell, source
 
 
 class HubSnapshot(FactBase[str | None]):
-    """The cached snapshot directory of repo@revision in HF_HOME (through the launcher's env), or None."""
+    """The cached snapshot directory of repo@revision in hf_home, asked of a venv's python (its
+    huggingface_hub), or None (also where that python is missing)."""
 
-    def command(self, launcher: str, repo: str, revision: str) -> StringCommand:
-        return shell("hub_snapshot.sh", launcher, source("hub_probe.py"), repo, revision)
+    def command(self, python: str, hf_home: str, repo: str, revision: str) -> StringCommand:
+        return shell("hub_snapshot.sh", python, hf_home, source("hub_probe.py"), repo, revision)
 
     def process(self, output: list[str]) -> str | None:
         for line in output:

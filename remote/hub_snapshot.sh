@@ -1,4 +1,5 @@
-# HubSnapshot $1 launcher, $2 probe source, $3 repo, $4 revision: the cached snapshot, offline.
+# HubSnapshot $1 python (a venv's), $2 HF_HOME, $3 probe source, $4 repo, $5 revision: the cached
+# snapshot, offline.
 [ -x "$1" ] || exit 0
-HF_HUB_OFFLINE=1 "$1" python3 -c "$2" "$3" "$4" 2>/dev/null
+HF_HOME="$2" HF_HUB_OFFLINE=1 "$1" -c "$3" "$4" "$5" 2>/dev/null
 true

@@ -3,6 +3,7 @@ uploaded (path:) or downloaded into HF_HOME (hub:) on the persistent path."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -80,9 +81,10 @@ def verify_spec(specs: tuple[ModelSpec, ...], layout: Layout, gpu_ids: list[int]
 
 
 @operation()
-def hub_snapshot(launcher: str, repo: str, revision: str):
-    """The model's files at this revision are in HF_HOME's cache (downloaded once, with huggingface_hub)."""
-    if host.get_fact(HubSnapshot, launcher, repo, revision):
+def hub_snapshot(python: str, hf_home: str, repo: str, revision: str):
+    """The model's files at this revision are in HF_HOME's cache (downloaded once, with huggingface_hub
+    of the venv the server is to run: python is its interpreter)."""
+    if host.get_fact(HubSnapshot, python, hf_home, repo, revision):
         host.noop(f"{repo}@{revision} is in the HuggingFace cache")
         return
     code = (
@@ -90,12 +92,18 @@ def hub_snapshot(launcher: str, repo: str, revision: str):
         "print(d(sys.argv[1], revision=sys.argv[2]), file=sys.stderr)"
     )
     yield StringCommand(
-        QuoteString(launcher), "python3", "-c", QuoteString(code), QuoteString(repo), QuoteString(revision)
+        "env",
+        QuoteString(f"HF_HOME={hf_home}"),
+        QuoteString(python),
+        "-c",
+        QuoteString(code),
+        QuoteString(repo),
+        QuoteString(revision),
     )
 
 
 @deploy("Model sources")
-def sources(specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str, net: dict[str, str]) -> None:
+def sources(specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str, net: dict[str, str], python: str) -> None:
     """path: models uploaded (changed files only); hub: models fetched into HF_HOME; the token 0600."""
     if hf_token:
         secret_file.written(name="HuggingFace token (0600)", dest=f"{layout.hf_home}/token", secret=hf_token)
@@ -105,7 +113,8 @@ def sources(specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str, net: di
         else:
             hub_snapshot(
                 name=f"Model {spec.name}: {spec.source} in HF_HOME",
-                launcher=layout.launcher,
+                python=python,
+                hf_home=layout.hf_home,
                 repo=spec.repo,
                 revision=spec.revision,
                 _env=net,
@@ -123,12 +132,22 @@ def only_configured(models_dir: str, names: list[str], python: str = "python3"):
     yield remote.python(python, "prune.py", models_dir, *(remote.hex_name(n) for n in extra))
 
 
+def repository_dir(layout: Layout, repo_files: dict[str, bytes]) -> str:
+    """The repository of these files, beside the one the server reads: named by its content, so a
+    change is written to a new directory and the old one stays for a rollback."""
+    h = hashlib.sha256()
+    for path, content in sorted(repo_files.items()):
+        h.update(path.encode() + b"\0" + hashlib.sha256(content).digest())
+    return f"{layout.repositories}/{h.hexdigest()[:16]}"
+
+
 @deploy("Model repository")
-def repository(layout: Layout, repo_files: dict[str, bytes]) -> None:
-    """Each file of the repository, rewritten only when it differs; models no longer configured removed."""
+def repository(directory: str, repo_files: dict[str, bytes]) -> None:
+    """Each file of the repository, rewritten only when it differs; nothing else in it (Triton loads
+    every model a repository holds)."""
     names = sorted({rel.split("/", 1)[0] for rel in repo_files})
-    only_configured(name="Model repository holds only configured models", models_dir=layout.models, names=names)
+    only_configured(name="Model repository holds only configured models", models_dir=directory, names=names)
     small_files.written(
         name="Model repository files",
-        files={f"{layout.models}/{rel}": (content, "644") for rel, content in sorted(repo_files.items())},
+        files={f"{directory}/{rel}": (content, "644") for rel, content in sorted(repo_files.items())},
     )

@@ -10,15 +10,23 @@ from config.layout import Layout
 from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
-from tasks import models, server_process, server_user
+from tasks import models, server_process, server_user, switch, venv
 from tasks.triton_install import installed_dir
 
 
+def links(
+    settings: Settings, layout: Layout, d: Decisions, repo_files: dict[str, bytes]
+) -> tuple[tuple[str, str], ...]:
+    """(link, target) for what the server is to run: the Triton install, the venv, the model repository."""
+    targets = (installed_dir(layout, d), venv.target(settings, layout, d), models.repository_dir(layout, repo_files))
+    return tuple(zip(layout.links, targets, strict=True))
+
+
 def wanted_hash(settings: Settings, layout: Layout, d: Decisions, repo_files: dict[str, bytes]) -> str:
-    """What the server will run (its arguments and user, the repository's files, the install, the pins),
-    as one hash: a change restarts it, nothing else does."""
+    """What the server will run (its arguments and user, the repository's files, the install, the venv
+    and its pins), as one hash: a change restarts it, nothing else does."""
     server = server_process.plan(settings, layout)
-    run_as = [*server.args, f"user={server.user}"]  # a change of user restarts the server too
+    run_as = [*server.args, f"user={server.user}", *(t for _, t in links(settings, layout, d, repo_files))]
     return server_process.config_hash(run_as, repo_files, installed_dir(layout, d), d.venv_pins)
 
 
@@ -39,9 +47,12 @@ def server_change(settings: Settings, layout: Layout, d: Decisions, gpu_ids: lis
 
 def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> None:
     """Add the serving operations for one host."""
-    models.sources(settings.models, layout, settings.hf_token, settings.proxy_env)
+    venv_python = f"{venv.target(settings, layout, d)}/bin/python3"
+    models.sources(settings.models, layout, settings.hf_token, settings.proxy_env, venv_python)
     repo_files = models.repository_files(settings.models, layout, gpu_ids)
-    models.repository(layout, repo_files)
+    models.repository(models.repository_dir(layout, repo_files), repo_files)
+    for path, versions in ((layout.venv, layout.venvs), (layout.models, layout.repositories)):
+        switch.adopted(name=f"{path}: a link", path=path, versions=versions)
     server_user.present(settings.triton_user, layout.run, layout.hf_cache)
     server = server_process.plan(settings, layout)
     wanted = wanted_hash(settings, layout, d, repo_files)
@@ -49,6 +60,7 @@ def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) 
         name="Triton server running, ready and proven",
         plan=server,
         wanted_hash=wanted,
+        links=links(settings, layout, d, repo_files),
         models=["smoke", *(m.name for m in settings.models)],
         verify=models.verify_spec(settings.models, layout, gpu_ids),
         python=d.script_python,

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from pyinfra import host
-from pyinfra.api import OperationError, operation
+from pyinfra.api import OperationError, QuoteString, StringCommand, operation
 
 import remote
 from config.layout import Layout
@@ -15,7 +15,7 @@ from config.settings import Settings
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState
 from facts.system import InitSystem
-from tasks import host_log
+from tasks import host_log, switch
 
 READY_TIMEOUT_S = 180
 
@@ -165,20 +165,48 @@ def why_start(state: dict, systemd: bool, plan: ServerPlan, wanted_hash: str) ->
     return ""
 
 
+def _started(p: ServerPlan, systemd: bool, config_hash: str, stale: str) -> StringCommand:
+    """Start (or restart) the server as planned, recording config_hash."""
+    if systemd:
+        return remote.shell("server_start_systemd.sh", UNIT_PATH, p.unit, p.run_dir, config_hash, stale)
+    return remote.shell("server_start.sh", p.run_dir, p.launcher, config_hash, stale, p.user, *p.args)
+
+
+def _ready(p: ServerPlan, python: str, models: list[str]) -> StringCommand:
+    """Wait until the server and these models are ready (smoke inference proves it), or fail with the
+    server log's lines that explain why."""
+    args = [f"{p.run_dir}/tritonserver.pid", f"{p.run_dir}/tritonserver.log", str(READY_TIMEOUT_S)]
+    env = {"TRITON_PROOF_FILE": f"{p.run_dir}/proof.txt"}
+    return remote.python(python, "wait_ready.py", p.http_host, str(p.http_port), *args, *models, env=env)
+
+
+def _all(*commands) -> list:
+    """`{ A && B && ...; }` as bits of one StringCommand."""
+    bits: list = ["{"]
+    for i, c in enumerate(commands):
+        bits += [*(["&&"] if i else []), c]
+    return [*bits, ";", "}"]
+
+
 @operation()
 def running(
     plan: ServerPlan,
     wanted_hash: str,
+    links: tuple[tuple[str, str], ...],
     models: list[str],
     verify: str = "",
     in_process: bool = True,
     python: str = "python3",
 ):
-    """Our server runs with wanted_hash and is ready; else (re)start it, wait for readiness, prove it.
+    """Our server runs with wanted_hash and is ready; else switch the links to what it is to run
+    (links: (link, target) pairs: the Triton install, the venv, the model repository), (re)start it,
+    wait for readiness, prove it.
 
-    A port held by another process stops here with its name and pid; our own stale server
-    (recorded pid, or serving our repository) is stopped cleanly first. verify is the JSON
-    of tasks.models.verify_spec: after a start each model is called over HTTP and gRPC.
+    Where a ready server ran before, a new one that does not become ready or fails its proof is
+    rolled back: the links point at what served before, that server starts again and is proven, and
+    the run fails naming what failed. A port held by another process stops here with its name and
+    pid; our own stale server (recorded pid, or serving our repository) is stopped cleanly first.
+    verify is the JSON of tasks.models.verify_spec: after a start each model is called over HTTP and gRPC.
     """
     p = plan
     state = host.get_fact(ServerState, p.run_dir, p.http_host, p.http_port, p.models_dir)
@@ -193,25 +221,63 @@ def running(
     if held:
         raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
     stale = " ".join(str(pid) for pid in state["stale"])
-    if systemd:
-        yield remote.shell("server_start_systemd.sh", UNIT_PATH, p.unit, p.run_dir, wanted_hash, stale)
-    else:
-        yield remote.shell("server_start.sh", p.run_dir, p.launcher, wanted_hash, stale, p.user, *p.args)
     proof_file = f"{p.run_dir}/proof.txt"
-    env = {"TRITON_PROOF_FILE": proof_file}
-    ready_args = [f"{p.run_dir}/tritonserver.pid", f"{p.run_dir}/tritonserver.log", str(READY_TIMEOUT_S)]
-    yield remote.python(python, "wait_ready.py", p.http_host, str(p.http_port), *ready_args, *models, env=env)
+    new = [switch.command(links), _started(p, systemd, wanted_hash, stale), _ready(p, python, models)]
     if verify and verify != "[]":
-        yield remote.python(
-            "python3",
-            "verify_models.py",
-            f"{p.http_host}:{p.http_port}",
-            f"{p.http_host}:{p.grpc_port}",
-            p.models_dir,
-            "1" if in_process else "0",
-            verify,
-            via=p.launcher,
-            env=env,
+        new.append(
+            remote.python(
+                "python3",
+                "verify_models.py",
+                f"{p.http_host}:{p.http_port}",
+                f"{p.http_host}:{p.grpc_port}",
+                p.models_dir,
+                "1" if in_process else "0",
+                verify,
+                via=p.launcher,
+                env={"TRITON_PROOF_FILE": proof_file},
+            )
+        )
+    old = switch.previous(links) if state["pid"] and state["ready"] and state["config_hash"] else None
+    if old is None or old == links:
+        yield StringCommand(*_all(*new))
+    else:
+        # What served before comes back when the new server fails: the old links, the old hash (so
+        # the next run tries the change again), the same start and proof of readiness.
+        back = [switch.command(old), _started(p, systemd, state["config_hash"], ""), _ready(p, python, ["smoke"])]
+        told = (
+            "The new server failed (above); rolled back to what served before: the Triton install, venv "
+            "and model repository it ran. Fix the cause named above, then run again."
+        )
+        failed = "The new server failed (above), and so did the rollback to what served before (above)."
+        yield StringCommand(
+            *_all(*new),
+            "||",
+            "{",
+            "echo",
+            QuoteString("--- rolling back: starting what served before"),
+            ">&2",
+            ";",
+            *_all(*back),
+            "&&",
+            "{",
+            "cat",
+            QuoteString(proof_file),
+            ">&2",
+            ";",
+            "echo",
+            QuoteString(told),
+            ">&2",
+            ";",
+            "}",
+            "||",
+            "echo",
+            QuoteString(failed),
+            ">&2",
+            ";",
+            "exit",
+            "1",
+            ";",
+            "}",
         )
     yield host_log.shown(proof_file)  # what the start proved: readiness and each model's inference
 

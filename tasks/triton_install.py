@@ -1,10 +1,9 @@
-"""The Triton server: unpacked into a versioned directory, then `current` switched to it."""
+"""The Triton server: unpacked into a versioned directory beside the one in use."""
 
 from __future__ import annotations
 
 from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
-from pyinfra.facts.files import Link
 
 import remote
 from compat.assessment import Decisions
@@ -31,20 +30,18 @@ def installed(
     version: str,
     stub_python: str,
     versions_dir: str,
-    current: str,
     strip_components: int = 0,
     python: str = "python3",
     stub_fixes: str = "{}",
 ):
-    """`current` points at a complete install of this artifact with the stub of stub_python.
+    """A complete install of this artifact with the stub of stub_python in its own directory under
+    versions_dir, beside the one the server runs; the server's step switches `current` to it.
 
     A stub that is for another Python is refused by the unpack, naming the fix from stub_fixes
     (JSON: the stub's Python minor -> what to do on this host).
-    The unpack goes to a new directory, renamed into place when complete; only then does the
-    link switch, atomically. The install it replaces stays until a later cleanup.
+    The unpack goes to a new directory, renamed into place when complete.
     """
     target = f"{versions_dir}/{version_dir_name(version, sha256, stub_python)}"
-    link = host.get_fact(Link, path=current)
     found = host.get_fact(TritonInstall, target)
     complete = bool(
         found
@@ -65,22 +62,7 @@ def installed(
             version,
             stub_fixes,
         )
-    if complete and found.get("writable"):  # an install unpacked before modes were masked (0666 files)
+    elif found.get("writable"):  # an install unpacked before modes were masked (0666 files)
         yield StringCommand("chmod", "-R", "go-w", QuoteString(target))
-    if link and link.get("link_target") == target:
-        if complete and not found.get("writable"):
-            host.noop(f"{current} -> {target}, complete")
-        return
-    # ln -s to a temporary name, then rename over `current`: readers see old or new, never none.
-    tmp_link = f"{current}.new"
-    yield StringCommand(
-        "ln",
-        "-sfn",
-        QuoteString(target),
-        QuoteString(tmp_link),
-        "&&",
-        "mv",
-        "-T",
-        QuoteString(tmp_link),
-        QuoteString(current),
-    )
+    else:
+        host.noop(f"{target} is complete")

@@ -81,12 +81,24 @@ def lock_name(python_minor: str, variant: str, key: str) -> str:
     return f"venv-py{python_minor}-{variant}-{key}.lock"
 
 
+def _key(settings: Settings, d: Decisions) -> str:
+    """The wheelhouse key of this host's pins and sources."""
+    return wheelhouse_key(d.venv_pins, [d.torch_index or "", settings.pip_index_url, settings.pip_find_links])
+
+
+def target(settings: Settings, layout: Layout, d: Decisions) -> str:
+    """The venv directory for these pins, sources and Python, beside the others in `layout.venvs`:
+    a change builds a new venv while the server goes on running the old one."""
+    name = hashlib.sha256(f"{_key(settings, d)}\n{d.python_path}".encode()).hexdigest()[:12]
+    return f"{layout.venvs}/{name}-py{d.python}"
+
+
 def plan(settings: Settings, layout: Layout, d: Decisions, find_links: str, restore_token: str) -> VenvPlan:
     """The host's venv plan: the wheelhouse keyed by pins and sources, the snapshot by that key, the
     Python and the venv's path, and the lock the controller keeps for them (read here, once)."""
-    sources = [d.torch_index or "", settings.pip_index_url, settings.pip_find_links]
-    key = wheelhouse_key(d.venv_pins, sources)
-    snapshot = f"{layout.venv_snapshots}/{snapshot_key(key, d.python_path, layout.venv)}.tar"
+    key = _key(settings, d)
+    venv_dir = target(settings, layout, d)
+    snapshot = f"{layout.venv_snapshots}/{snapshot_key(key, d.python_path, venv_dir)}.tar"
     lock_store, lock = "", ""
     if settings.venv_lock_dir:
         store = Path(settings.venv_lock_dir)
@@ -94,7 +106,7 @@ def plan(settings: Settings, layout: Layout, d: Decisions, find_links: str, rest
         lock_store = str(store / lock_name(d.python, d.torch_variant or "cpu", key))
         lock = Path(lock_store).read_text() if Path(lock_store).is_file() else ""
     return VenvPlan(
-        venv_dir=layout.venv,
+        venv_dir=venv_dir,
         python=d.python_path,
         python_minor=d.python,
         requirements=d.venv_pins,
@@ -182,8 +194,19 @@ def snapshot_saved(plan: VenvPlan):
 
 def pip_locked(venv_dir: str) -> list:
     """`flock -w SECONDS VENV.lock`: one pip at a time per venv. A pip that a dropped connection left
-    running keeps the lock, so the next run waits for it instead of writing the same files at once."""
-    return ["flock", "-w", str(PIP_LOCK_TIMEOUT_S), QuoteString(f"{venv_dir}.lock")]
+    running keeps the lock, so the next run waits for it instead of writing the same files at once.
+    The venvs' folder is made first (the lock file lies in it)."""
+    folder = venv_dir.rsplit("/", 1)[0] or "/"
+    return [
+        "mkdir",
+        "-p",
+        QuoteString(folder),
+        "&&",
+        "flock",
+        "-w",
+        str(PIP_LOCK_TIMEOUT_S),
+        QuoteString(f"{venv_dir}.lock"),
+    ]
 
 
 def _torch_sources(plan: VenvPlan) -> list[str]:

@@ -116,6 +116,26 @@ def triton_tarball_one_stub(python: str) -> Path:
     return out
 
 
+def triton_tarball_variant(name: str, drop: str = "", note: str = "") -> Path:
+    """The tarball again as another build: with one member left out (drop: a name prefix under
+    tritonserver/, e.g. a library the server needs) and a NOTES file (note), so its sha256 differs."""
+    out = CACHE_DIR / "artifacts" / f"tritonserver-{PYTRITON.triton}-{name}.tar"
+    if out.exists():
+        return out
+    partial = out.with_suffix(".partial")
+    with tarfile.open(triton_tarball()) as src, tarfile.open(partial, "w") as tar:
+        for member in src.getmembers():
+            if drop and member.name.startswith(f"tritonserver/{drop}"):
+                continue
+            tar.addfile(member, src.extractfile(member) if member.isfile() else None)
+        text = (note or name).encode() + b"\n"
+        member = tarfile.TarInfo("tritonserver/NOTES")
+        member.size = len(text)
+        tar.addfile(member, io.BytesIO(text))
+    partial.rename(out)
+    return out
+
+
 def standalone_python() -> tuple[Path, str]:
     """A stand-in for a python-build-standalone `install_only` archive, made from this controller's
     own CPython (built --enable-shared): `python/` with bin/python3.X (RUNPATH $ORIGIN/../lib, as the

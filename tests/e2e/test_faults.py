@@ -133,8 +133,8 @@ def _provision_until_pip_installs(host: TestHost, inv: Path) -> subprocess.Popen
     else:
         pytest.fail(f"the provision ended ({proc.wait()}) before it installed the venv's packages")
     # pip is installing when its process runs and torch's files are being written into the venv
-    site = "/opt/triton/venv/lib/python3.11/site-packages"
-    installing = f"pgrep -f '[b]in/pip install' >/dev/null && test -d {site}/torch"
+    site = "/opt/triton/venv.versions/*/lib/python3.11/site-packages"  # the new venv, made beside
+    installing = f"pgrep -f '[b]in/pip install' >/dev/null && ls -d {site}/torch >/dev/null 2>&1"
     deadline = time.monotonic() + 300
     while host.ssh(installing, check=False).returncode != 0:
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -151,7 +151,8 @@ def test_run_killed_mid_install_completes_next_time_then_changes_nothing(provisi
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     host.ssh("pkill -f '[b]in/pip install' || true")  # what the dropped session left, as sshd would
-    assert host.ssh("test -e /opt/triton/venv/.pip-install-incomplete", check=False).returncode == 0  # cut mid-way
+    cut = "ls /opt/triton/venv.versions/*/.pip-install-incomplete"
+    assert host.ssh(cut, check=False).returncode == 0  # cut mid-way
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
     assert_serves(host)
@@ -269,7 +270,7 @@ def test_the_venv_is_exactly_the_controllers_lock_and_an_altered_wheel_is_refuse
     wheel = host.ssh("ls /persist/wheels/*/transformers-*.whl").stdout.strip()
     host.ssh(
         f"printf X | dd of={wheel} bs=1 seek=$(( $(stat -c %s {wheel}) / 2 )) conv=notrunc status=none"
-        " && rm -rf /opt/triton/venv /persist/venv-snapshots"
+        " && rm -rf /opt/triton/venv.versions /persist/venv-snapshots"
     )
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     out = res.stdout + res.stderr

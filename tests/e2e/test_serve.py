@@ -219,15 +219,17 @@ def test_changed_model_setting_restarts_the_server(served_host: dict, models_dir
         {**json.loads(json.dumps(_data(served_host))), "models": models_setting(models_dir, normalize=False)},
         own_ports=True,
     )
-    inodes = "stat -c %i /opt/triton/models/emb/config.pbtxt /opt/triton/models/clf/config.pbtxt"
-    before = host.ssh(inodes).stdout.split()
+    before = host.ssh("readlink /opt/triton/models").stdout.strip()
     res, results = serve(served_host, inv=inv)
     assert res.returncode == 0, res.stderr[-3000:]
     assert results["Model repository | Model repository files"]["success"] == 1
-    after = host.ssh(inodes).stdout.split()
-    assert after[0] != before[0] and after[1] == before[1]  # emb's config rewritten, clf's left alone
-    normalize = host.ssh("grep '\"normalize\"' /opt/triton/models/emb/config.pbtxt").stdout.strip()
+    after = host.ssh("readlink /opt/triton/models").stdout.strip()
+    assert after != before and after.startswith("/opt/triton/models.versions/")  # a new repository beside
+    grep = "grep '\"normalize\"' {}/emb/config.pbtxt"
+    normalize = host.ssh(grep.format("/opt/triton/models")).stdout.strip()
     assert normalize == 'parameters: { key: "normalize", value: { string_value: "false" } }'  # was "true"
+    kept = host.ssh(grep.format(before)).stdout.strip()  # the old one stays for a rollback
+    assert kept == 'parameters: { key: "normalize", value: { string_value: "true" } }'
     assert server_pid(host) != pid
     emb = infer(host, "emb", TEXTS)["EMBEDDING"]
     assert not np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-3)  # the new setting is served

@@ -84,6 +84,8 @@ def _args(spec_args: dict[str, Any]) -> dict[str, Any]:
     if "server" in args:  # the server operations' plan, from these settings overrides
         s = load(args.pop("server"))
         args["plan"] = server_process.plan(s, Layout(s))
+    if "links" in args:  # (link, target) pairs
+        args["links"] = tuple(tuple(pair) for pair in args["links"])
     if "files" in args:  # small_files.written: dest -> [text, mode] in JSON, (bytes, mode) for the operation
         args["files"] = {dest: (text.encode(), mode) for dest, (text, mode) in args["files"].items()}
     for key in ("s", "settings"):

@@ -1,0 +1,169 @@
+"""Changes on a serving host without losing service: a Triton build that cannot start and a pin that
+breaks the model's imports are rolled back to what served before; a good build is switched to, the
+old one kept. A client polls the server throughout and the test prints how long requests failed."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from testbed import TestHost, host_index, run_pyinfra, triton_ports, write_inventory
+from tests import tiny_models
+from tests.e2e import artifacts
+from tests.e2e.test_provision import assert_serves
+
+BROKEN_TRANSFORMERS = "9.9.9"
+
+
+class Poller(threading.Thread):
+    """Sends a smoke inference over HTTP every 50 ms from this machine and records each outcome, so
+    that the seconds during which requests failed can be read afterwards."""
+
+    def __init__(self, port: int):
+        super().__init__(daemon=True)
+        self.url = f"http://127.0.0.1:{port}/v2/models/smoke/infer"
+        self.body = json.dumps(
+            {"inputs": [{"name": "TEXT", "shape": [1, 1], "datatype": "BYTES", "data": ["poll"]}]}
+        ).encode()
+        self.results: list[tuple[float, bool]] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            try:
+                req = urllib.request.Request(self.url, self.body, {"Content-Type": "application/json"})
+                with urllib.request.urlopen(req, timeout=2) as resp:
+                    out = {o["name"]: o["data"] for o in json.load(resp)["outputs"]}
+                ok = out.get("UPPER") == ["POLL"]
+            except (OSError, ValueError, KeyError):
+                ok = False
+            self.results.append((time.monotonic(), ok))
+            self.done.wait(0.05)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join()
+
+    def outage(self) -> float:
+        """Seconds from the last answer before the first failure to the first answer after the last
+        one (0.0 when no request failed); a failure still ongoing at the end fails the test."""
+        fails = [i for i, (_, ok) in enumerate(self.results) if not ok]
+        if not fails:
+            return 0.0
+        first, last = fails[0], fails[-1]
+        assert last + 1 < len(self.results), "the server did not answer again before polling stopped"
+        start = self.results[first - 1][0] if first else self.results[first][0]
+        return self.results[last + 1][0] - start
+
+
+def broken_wheel(dest: Path, name: str, version: str) -> Path:
+    """A wheel of `name` whose import fails (ImportError), as a bad release of a dependency would."""
+    wheel = dest / f"{name}-{version}-py3-none-any.whl"
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": f"raise ImportError('{name} {version} is broken on purpose (test)')\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    with zipfile.ZipFile(wheel, "w") as z:
+        for path, text in files.items():
+            z.writestr(path, text)
+        z.writestr(f"{info}/RECORD", "".join(f"{p},,\n" for p in [*files, f"{info}/RECORD"]))
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def serving(testbed_hosts: list[TestHost], served: dict, mirror, tmp_path_factory) -> dict:
+    """tb1 reset and serving the pytriton build with a classifier (it imports transformers)."""
+    host = testbed_hosts[0]
+    host.reset()
+    path = tmp_path_factory.mktemp("lifecycle")
+    tiny_models.make("classifier", path / "clf", seed=1)
+    models = [{"name": "clf", "source": f"path:{path / 'clf'}", "task": "text-classification"}]
+    inv = write_inventory(path / "inv.py", [host], {**served, "models": models}, own_ports=True)
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
+    broken_wheel(mirror.root / "wheels", "transformers", BROKEN_TRANSFORMERS)
+    return {"host": host, "inv": inv, "figures": {}}
+
+
+def tarball_args(mirror, tarball: Path, name: str) -> list[str]:
+    url, sha = mirror.place(tarball, f"tarballs/{name}.tar")
+    args = {"triton_source": "tarball", "triton_tarball_url": url, "triton_tarball_sha256": sha}
+    args["triton_tarball_strip_components"] = "1"
+    return [part for k, v in args.items() for part in ("--data", f"{k}={v}")]
+
+
+def provision_polled(ctx: dict, *args: str) -> tuple[int, str, float, float]:
+    """Provision while a client polls: (exit status, output, seconds of the run, seconds of outage)."""
+    host = ctx["host"]
+    poller = Poller(triton_ports(host_index(host.name))["triton_http_port"])
+    poller.start()
+    time.sleep(0.3)  # a few answers before the run starts
+    started = time.monotonic()
+    res = run_pyinfra(ctx["inv"], "deploy/provision.py", "-y", *args)
+    took = time.monotonic() - started
+    deadline = time.monotonic() + 5
+    while not (poller.results and poller.results[-1][1]) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the rollback's own proof came first; wait for the poller's next answer
+    poller.stop()
+    return res.returncode, res.stdout + res.stderr, took, poller.outage()
+
+
+def links(host: TestHost) -> dict[str, str]:
+    names = ("current", "venv", "models")
+    out = host.ssh("for l in current venv models; do readlink /opt/triton/$l; done").stdout.split()
+    return dict(zip(names, out, strict=True))
+
+
+def test_a_triton_build_that_cannot_start_is_rolled_back(serving: dict, mirror) -> None:
+    host = serving["host"]
+    before = links(host)
+    bad = artifacts.triton_tarball_variant("no-libtritonserver", drop="lib/libtritonserver")
+    rc, out, took, outage = provision_polled(serving, *tarball_args(mirror, bad, "bad"))
+    assert rc != 0, out[-4000:]
+    assert "rolling back: starting what served before" in out
+    assert "libtritonserver" in out and "cause: a shared library is missing" in out, out[-4000:]
+    assert "rolled back to what served before" in out
+    assert links(host) == before
+    assert_serves(host)
+    assert outage > 0
+    serving["figures"]["failed upgrade: requests failing (s)"] = round(outage, 2)
+    print(f"\nfailed Triton upgrade: run {took:.1f} s, requests failed for {outage:.2f} s until the old build answered")
+
+
+def test_a_good_build_is_switched_to_and_the_old_one_kept(serving: dict, mirror) -> None:
+    host = serving["host"]
+    before = links(host)
+    good = artifacts.triton_tarball_variant("repacked", note="the same build, repacked")
+    rc, out, took, outage = provision_polled(serving, *tarball_args(mirror, good, "good"))
+    assert rc == 0, out[-4000:]
+    after = links(host)
+    assert after["current"] != before["current"] and after["venv"] == before["venv"]
+    assert host.ssh(f"test -x {before['current']}/bin/tritonserver", check=False).returncode == 0  # kept
+    assert host.ssh("cat /opt/triton/current/NOTES").stdout.strip() == "the same build, repacked"
+    assert_serves(host)
+    serving["figures"]["good upgrade: requests failing (s)"] = round(outage, 2)
+    print(f"\ngood Triton upgrade: run {took:.1f} s, requests failed for {outage:.2f} s")
+
+
+def test_a_pin_that_breaks_the_models_imports_is_rolled_back_to_the_old_venv(serving: dict, mirror) -> None:
+    host = serving["host"]
+    before = links(host)
+    good = artifacts.triton_tarball_variant("repacked", note="the same build, repacked")
+    pin = ["--data", f"transformers_version={BROKEN_TRANSFORMERS}"]
+    rc, out, took, outage = provision_polled(serving, *tarball_args(mirror, good, "good"), *pin)
+    assert rc != 0, out[-4000:]
+    assert "broken on purpose" in out, out[-4000:]
+    assert "rolled back to what served before" in out
+    assert links(host) == before  # the old venv is in use again
+    new_venvs = host.ssh("ls /opt/triton/venv.versions").stdout.split()
+    assert len([v for v in new_venvs if v.endswith("-py3.11")]) == 2  # the new one waits beside it
+    assert_serves(host)
+    print(f"\nbroken pin: run {took:.1f} s, requests failed for {outage:.2f} s until the old venv answered")
