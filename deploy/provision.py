@@ -28,6 +28,7 @@ from tasks import (
     downloads,
     environment,
     python_standalone,
+    retention,
     run_summary,
     serve_models,
     timings,
@@ -115,12 +116,33 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
     files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode="755")
 
     # 6. models, the repository and the server: restarted only when what it runs changed
-    serve(settings, layout, d, gpu_ids)
+    serving = dict(serve(settings, layout, d, gpu_ids))
 
     # 7. the venv's snapshot, taken once the server has run: it then holds the bytecode that the
     #    stub's imports (torch, numpy) compiled, so a server started after a reset skips that work
     if settings.venv_snapshot:
         venv.snapshot_saved(name="venv snapshot on the persistent path", plan=venv_plan)
+
+    # 8. older versions removed: the newest triton_keep_versions of each, never what is in use
+    downloads_used = [a.archive, *([layout.python_standalone_archive] if d.python_source == "standalone" else [])]
+    retention.pruned(
+        name="Older versions pruned",
+        folders=[
+            retention.Kept(layout.versions, "d", (name_in(serving[layout.current]),), (layout.current,)),
+            retention.Kept(layout.venvs, "d", (name_in(serving[layout.venv]),), (layout.venv,)),
+            retention.Kept(layout.repositories, "d", (name_in(serving[layout.models]),), (layout.models,)),
+            retention.Kept(layout.wheelhouse_root, "d", (name_in(venv_plan.wheelhouse),)),
+            retention.Kept(layout.downloads, "f", tuple(name_in(p) for p in downloads_used)),
+        ],
+        keep=settings.triton_keep_versions,
+        report=f"{layout.run}/pruned.txt",
+        python=d.script_python,
+    )
+
+
+def name_in(path: str) -> str:
+    """The last part of a path: an entry's name in its folder."""
+    return path.rsplit("/", 1)[-1]
 
 
 if assessment.blockers:

@@ -52,3 +52,42 @@ class Links(FactBase[dict[str, LinkData]]):
 
 def _unhex(text: str) -> str:
     return bytes.fromhex(text).decode("utf-8", "surrogateescape")
+
+
+class AgedEntry(TypedDict):
+    name: str
+    mtime: float  # seconds since the epoch
+    kind: str  # d directory, f file, l link (find's %y)
+
+
+class AgedEntries(FactBase[dict[str, list[AgedEntry]]]):
+    """Each directory's entries (directly inside it) with their modification times, newest first;
+    one round trip for all of them. A missing directory has none."""
+
+    def command(self, dirs: list[str]) -> StringCommand:
+        return shell("aged_entries.sh", *dirs)
+
+    @staticmethod
+    def default() -> dict[str, list[AgedEntry]]:
+        return {}
+
+    def process(self, output: list[str]) -> dict[str, list[AgedEntry]]:
+        chunks: dict[str, list[str]] = {}
+        current: list[str] = []
+        for line in output:
+            if line.startswith("DIR "):
+                current = chunks.setdefault(_unhex(line[4:].strip()), [])
+            else:
+                current.append(line)
+        out: dict[str, list[AgedEntry]] = {}
+        for directory, lines in chunks.items():
+            entries = []
+            for raw in bytes.fromhex("".join("".join(lines).split())).split(b"\0"):
+                mtime, _, rest = raw.partition(b" ")
+                kind, _, name = rest.partition(b" ")
+                if name:
+                    entries.append(
+                        AgedEntry(name=name.decode("utf-8", "surrogateescape"), mtime=float(mtime), kind=kind.decode())
+                    )
+            out[directory] = sorted(entries, key=lambda e: (-e["mtime"], e["name"]))
+        return out

@@ -80,6 +80,12 @@ venv_snapshot = True
 # records its own). Commit the locks you rely on.
 venv_lock_dir = "venv-locks"
 
+# How many of each kind to keep: Triton installs, venvs and model repositories under triton_home,
+# wheelhouses and downloads on persist_dir. The newest are kept, and never what the running server
+# uses or this run installed; each run says how many bytes it freed. 2 = the one in use and the one
+# before it (what a failed upgrade rolls back to).
+triton_keep_versions = 2
+
 # --- Server ------------------------------------------------------------------------------
 # The system user the server and the models' code run as (made if absent; no login, no home).
 # It may write only the server's run directory (pid, log) and the HF cache. "root" turns this off.

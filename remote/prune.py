@@ -1,6 +1,6 @@
 """Remove the named entries under a directory, and nothing outside it.
 
-    python3 prune.py [--empty-dirs] DIRECTORY HEXNAME...
+    python3 prune.py [--empty-dirs] [--report FILE] DIRECTORY HEXNAME...
 
 Each name is relative to DIRECTORY and comes hex-encoded (its raw bytes: a newline, a quote or bytes
 that are not UTF-8 cannot split or change it). A name that is absolute, holds "..", or whose parent
@@ -8,8 +8,10 @@ is not inside DIRECTORY once links are resolved (a link that points elsewhere) i
 A link is removed itself, never what it points to; a directory with what it holds. Runs on the
 host (3.8+); exits 1 if any name was refused. --empty-dirs: then remove the directories under
 DIRECTORY left empty (an upload's tree mirrors the controller's files, not its directories).
+--report FILE: append a line to FILE naming what was removed and the bytes that freed.
 """
 
+import contextlib
 import os
 import shutil
 import sys
@@ -29,11 +31,28 @@ def remove_empty_dirs(top: bytes) -> None:
             print(f"removed empty {root!r}", file=sys.stderr)
 
 
+def size_of(path: bytes) -> int:
+    """Bytes a file, link or directory tree takes (its files' sizes; links are not followed)."""
+    if not os.path.isdir(path) or os.path.islink(path):
+        return os.lstat(path).st_size
+    total = 0
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            with contextlib.suppress(OSError):  # removed meanwhile
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
+
+
 def main(*args: str) -> int:
-    empty_dirs = bool(args) and args[0] == "--empty-dirs"
-    directory, *hex_names = args[1:] if empty_dirs else args
+    rest = list(args)
+    empty_dirs = bool(rest) and rest[0] == "--empty-dirs"
+    rest = rest[1:] if empty_dirs else rest
+    report = ""
+    if rest[:1] == ["--report"]:
+        report, rest = rest[1], rest[2:]
+    directory, *hex_names = rest
     top = os.path.realpath(os.fsencode(directory))
-    refused = 0
+    refused, freed, removed = 0, 0, []
     for hex_name in hex_names:
         name = bytes.fromhex(hex_name)
         path = os.path.join(top, name)
@@ -41,6 +60,9 @@ def main(*args: str) -> int:
             print(f"refused to remove {name!r}: not inside {top!r}", file=sys.stderr)
             refused += 1
             continue
+        if os.path.lexists(path):
+            freed += size_of(path)
+            removed.append(name.decode("utf-8", "replace"))
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path)
         elif os.path.lexists(path):
@@ -50,6 +72,10 @@ def main(*args: str) -> int:
         print(f"removed {path!r}", file=sys.stderr)
     if empty_dirs:
         remove_empty_dirs(top)
+    if report and removed:
+        with open(report, "a") as f:
+            where = top.decode("utf-8", "replace")
+            f.write(f"pruned {where}: {', '.join(removed)}: {freed} bytes ({freed / 2**20:.1f} MiB) freed\n")
     return 1 if refused else 0
 
 

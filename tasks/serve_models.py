@@ -45,8 +45,8 @@ def server_change(settings: Settings, layout: Layout, d: Decisions, gpu_ids: lis
     return "will start" if why == "not running" else f"will restart (pid {state['pid']}): {why}"
 
 
-def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> None:
-    """Add the serving operations for one host."""
+def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> tuple[tuple[str, str], ...]:
+    """Add the serving operations for one host; returns what the server is to run, (link, target) pairs."""
     venv_python = f"{venv.target(settings, layout, d)}/bin/python3"
     models.sources(settings.models, layout, settings.hf_token, settings.proxy_env, venv_python)
     repo_files = models.repository_files(settings.models, layout, gpu_ids)
@@ -56,12 +56,14 @@ def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) 
     server_user.present(settings.triton_user, layout.run, layout.hf_cache)
     server = server_process.plan(settings, layout)
     wanted = wanted_hash(settings, layout, d, repo_files)
+    targets = links(settings, layout, d, repo_files)
     server_process.running(
         name="Triton server running, ready and proven",
         plan=server,
         wanted_hash=wanted,
-        links=links(settings, layout, d, repo_files),
+        links=targets,
         models=["smoke", *(m.name for m in settings.models)],
         verify=models.verify_spec(settings.models, layout, gpu_ids),
         python=d.script_python,
     )
+    return targets

@@ -5,6 +5,7 @@ old one kept. A client polls the server throughout and the test prints how long 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import urllib.request
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed import TestHost, host_index, run_pyinfra, triton_ports, write_inventory
+from testbed import TestHost, host_index, op_results, run_pyinfra, triton_ports, write_inventory
 from tests import tiny_models
 from tests.e2e import artifacts
 from tests.e2e.test_provision import assert_serves
@@ -167,3 +168,34 @@ def test_a_pin_that_breaks_the_models_imports_is_rolled_back_to_the_old_venv(ser
     assert len([v for v in new_venvs if v.endswith("-py3.11")]) == 2  # the new one waits beside it
     assert_serves(host)
     print(f"\nbroken pin: run {took:.1f} s, requests failed for {outage:.2f} s until the old venv answered")
+
+
+def test_pruning_keeps_what_runs_and_reports_the_bytes_freed(serving: dict, mirror) -> None:
+    """After the changes above the host holds older Triton installs, venvs, repositories, wheelhouses and
+    downloads; with triton_keep_versions = 1 only what the server runs remains, and it keeps running."""
+    host = serving["host"]
+    pid = host.ssh("cat /opt/triton/run/tritonserver.pid").stdout.strip()
+    good = artifacts.triton_tarball_variant("repacked", note="the same build, repacked")
+    keep = ["--data", "triton_keep_versions=1"]
+    count = "ls {} | grep -vc '[.]lock$' || true"
+    folders = ["/opt/triton/versions", "/opt/triton/venv.versions", "/persist/wheels", "/persist/downloads"]
+    before = {f: int(host.ssh(count.format(f)).stdout) for f in folders}
+    assert all(n >= 2 for n in before.values()), before  # something to prune in each
+    res = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, good, "good"), *keep)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    freed = [int(m) for m in re.findall(r"pruned \S+: .*: (\d+) bytes", out)]
+    assert len(freed) >= 4 and all(n > 0 for n in freed), out[-3000:]
+    after = {f: int(host.ssh(count.format(f)).stdout) for f in folders}
+    assert after == dict.fromkeys(folders, 1), after
+    on = links(host)
+    assert host.ssh("ls /opt/triton/versions").stdout.split() == [on["current"].rsplit("/", 1)[1]]
+    venvs = host.ssh("ls /opt/triton/venv.versions").stdout.split()
+    assert [v for v in venvs if not v.endswith(".lock")] == [on["venv"].rsplit("/", 1)[1]]
+    assert host.ssh("cat /opt/triton/run/tritonserver.pid").stdout.strip() == pid  # never stopped
+    assert_serves(host)
+    serving["figures"]["bytes freed by the prune"] = sum(freed)
+    print(f"\nprune (keep 1): {sum(freed)} bytes ({sum(freed) / 2**30:.2f} GiB) freed in {len(freed)} folders")
+    again = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, good, "good"), *keep)
+    assert again.returncode == 0
+    assert op_results(again.stdout + again.stderr)["Older versions pruned"]["success"] == 0

@@ -7,8 +7,8 @@ One file per case in tests/fixtures/operations/<module>.<operation>/<case>.json:
 
 `s`/`settings` args are settings overrides (validated by config.settings.load); `layout: true`
 passes the Layout of those settings; `server` is settings overrides for a server_process plan,
-`plan` the fields of a venv plan; `files` maps dest -> [text, mode]. Scripts from remote/
-appear as <script NAME>, uploads as <upload CONTENT to DEST>.
+`plan` the fields of a venv plan; `files` maps dest -> [text, mode]; `folders` are retention.Kept
+fields. Scripts from remote/ appear as <script NAME>, uploads as <upload CONTENT to DEST>.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import remote
 from config.layout import Layout
 from config.settings import load
 from tasks import server_process
+from tasks.retention import Kept
 from tasks.venv import VenvPlan
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
@@ -84,6 +85,10 @@ def _args(spec_args: dict[str, Any]) -> dict[str, Any]:
     if "server" in args:  # the server operations' plan, from these settings overrides
         s = load(args.pop("server"))
         args["plan"] = server_process.plan(s, Layout(s))
+    if "folders" in args:  # retention.pruned's folders
+        args["folders"] = [
+            Kept(**{k: tuple(v) if isinstance(v, list) else v for k, v in f.items()}) for f in args["folders"]
+        ]
     if "links" in args:  # (link, target) pairs
         args["links"] = tuple(tuple(pair) for pair in args["links"])
     if "files" in args:  # small_files.written: dest -> [text, mode] in JSON, (bytes, mode) for the operation

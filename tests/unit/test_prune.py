@@ -63,3 +63,20 @@ def test_children_of_a_model_repository(tmp_path: Path) -> None:
     assert "a\n" in entries(top, "children") and "a\n/etc/passwd" not in entries(top, "children")
     assert prune.main(str(top), remote.hex_name("a\n")) == 0
     assert not (top / "a\n").exists()
+
+
+def test_report_names_what_was_removed_and_the_bytes_freed(tmp_path: Path) -> None:
+    top = tmp_path / "versions"
+    (top / "old" / "lib").mkdir(parents=True)
+    (top / "old" / "lib" / "a.so").write_bytes(b"x" * 3000)
+    (top / "old" / "bin").mkdir()
+    (top / "old" / "bin" / "tritonserver").write_bytes(b"y" * 1000)
+    (top / "new").mkdir()
+    (top / "new" / "big").write_bytes(b"z" * 5000)
+    report = tmp_path / "pruned.txt"
+    assert prune.main("--report", str(report), str(top), remote.hex_name("old")) == 0
+    assert sorted(os.listdir(top)) == ["new"]
+    dirs = 2 * os.lstat(top / "new").st_size  # lib/ and bin/ count as what a directory entry takes
+    line = report.read_text().strip()
+    assert line.startswith(f"pruned {top}: old: ")
+    assert line.split(": ")[2] == f"{4000 + dirs} bytes ({(4000 + dirs) / 2**20:.1f} MiB) freed"
