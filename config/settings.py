@@ -34,6 +34,8 @@ OWN_PREFIXES = (
     "hf_",
     "tritonclient_",
     "python_",
+    "status_",
+    "provision_",
 )
 
 SECRETS = frozenset({"hf_token"})  # never printed, not even in an error
@@ -85,6 +87,8 @@ class Settings:
     triton_keep_versions: int
     audit_report_path: str
     step_timings_path: str
+    status_report_path: str
+    provision_records_dir: str
     http_proxy: str = ""
     https_proxy: str = ""
     no_proxy: str = ""
@@ -113,6 +117,13 @@ class Settings:
                 env[name] = value
                 env[name.upper()] = value
         return env
+
+    def on_controller(self, path: str) -> Path | None:
+        """A controller path from a setting: relative ones are to this tree; None for "" (not kept)."""
+        if not path:
+            return None
+        p = Path(path)
+        return p if p.is_absolute() else DEFAULTS_FILE.parents[1] / p
 
     @property
     def python_standalone_minor(self) -> str:
@@ -254,6 +265,8 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "venv_lock_dir": lambda v: None if "\0" not in v and "\n" not in v else "must be a directory on the controller",
     "audit_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
     "step_timings_path": lambda v: None if "\0" not in v else "must be a file name (or empty)",
+    "status_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
+    "provision_records_dir": lambda v: None if "\0" not in v and "\n" not in v else "must be a directory (or empty)",
     "http_proxy": _optional(lambda v: _proxy(v)),
     "https_proxy": _optional(lambda v: _proxy(v)),
     "no_proxy": lambda v: (

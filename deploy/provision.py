@@ -44,6 +44,9 @@ started = time.monotonic()
 reading = read_host(host, state.inventory)
 timings.record(state, host.name, time.monotonic() - started, reading.settings.step_timings_path)
 settings, layout, assessment = reading.settings, reading.layout, reading.assessment
+records = settings.on_controller(settings.provision_records_dir)
+if records:  # the outcome, kept on the controller for deploy/status.py
+    run_summary.summary(state).records[host.name] = records
 run_summary.summary(state)  # one line per host at the end: OK / BLOCKED / FAILED and why
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import TypedDict
 
 from pyinfra.api import FactBase, StringCommand
 
-from remote import shell
+from remote import python, shell
 
 
 class ServerStateData(TypedDict):
@@ -54,3 +55,25 @@ class ServerState(FactBase[ServerStateData]):
         if data["pid"] is None:
             data["ready"] = False
         return data
+
+
+class ServerStatusData(TypedDict):
+    uptime_s: float | None  # seconds since the server's process started
+    started: str | None  # when the running configuration was started (UTC, ISO 8601)
+    models: list[dict[str, str]] | None  # Triton's repository index: name, version, state, reason
+    disk_used: dict[str, int]  # bytes under each path asked about
+    log_tail: list[str]  # the server log's last lines
+
+
+class ServerStatus(FactBase[ServerStatusData | None]):
+    """What deploy/status.py shows beyond the other facts, in one round trip: uptime, the models'
+    states from Triton, disk used under paths, the log's last lines. None where python3 is missing."""
+
+    def command(self, run_dir: str, http_host: str, http_port: int, pid: int | None, paths: list[str]) -> StringCommand:
+        return python("python3", "server_status.py", run_dir, http_host, str(http_port), str(pid or ""), "20", *paths)
+
+    def process(self, output: list[str]) -> ServerStatusData | None:
+        try:
+            return json.loads("".join(output))
+        except ValueError:
+            return None

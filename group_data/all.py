@@ -111,6 +111,11 @@ audit_report_path = "audit-report.json"
 # Where provision/serve write how long each step took on each host (JSON, on the controller);
 # "" = only the one-line summary per host in the log.
 step_timings_path = ""
+# Where deploy/status.py writes its JSON report (on the controller).
+status_report_path = "status-report.json"
+# Where the controller records each host's last provision (time, OK/FAILED/BLOCKED and why), one
+# JSON file per host, shown by deploy/status.py. Relative paths are to this tree. "" = not recorded.
+provision_records_dir = "provision-records"
 
 # --- Models --------------------------------------------------------------------------------
 # The HuggingFace models to serve, each a dict: name, source ("hub:<repo id>@<revision>",

@@ -1,5 +1,6 @@
 # Shared by the Python host scripts: inlined where a script says `from _common import ...`.
 # No `from __future__` here: it would land in the middle of the script.
+import contextlib as _contextlib
 import hashlib as _hashlib
 import os as _os
 import sys as _sys
@@ -21,3 +22,16 @@ def sha256(path: str) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def tree_size(path) -> int:
+    """Bytes a file, link or directory tree takes (the sizes of what it holds; links not followed);
+    0 where it is absent."""
+    if not _os.path.isdir(path) or _os.path.islink(path):
+        return _os.lstat(path).st_size if _os.path.lexists(path) else 0
+    total = 0
+    for root, dirs, files in _os.walk(path):
+        for name in dirs + files:
+            with _contextlib.suppress(OSError):  # removed meanwhile
+                total += _os.lstat(_os.path.join(root, name)).st_size
+    return total

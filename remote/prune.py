@@ -11,10 +11,11 @@ DIRECTORY left empty (an upload's tree mirrors the controller's files, not its d
 --report FILE: append a line to FILE naming what was removed and the bytes that freed.
 """
 
-import contextlib
 import os
 import shutil
 import sys
+
+from _common import tree_size
 
 
 def inside(top: bytes, path: bytes) -> bool:
@@ -29,18 +30,6 @@ def remove_empty_dirs(top: bytes) -> None:
         if root != top and not os.listdir(root):
             os.rmdir(root)
             print(f"removed empty {root!r}", file=sys.stderr)
-
-
-def size_of(path: bytes) -> int:
-    """Bytes a file, link or directory tree takes (its files' sizes; links are not followed)."""
-    if not os.path.isdir(path) or os.path.islink(path):
-        return os.lstat(path).st_size
-    total = 0
-    for root, dirs, files in os.walk(path):
-        for name in dirs + files:
-            with contextlib.suppress(OSError):  # removed meanwhile
-                total += os.lstat(os.path.join(root, name)).st_size
-    return total
 
 
 def main(*args: str) -> int:
@@ -61,7 +50,7 @@ def main(*args: str) -> int:
             refused += 1
             continue
         if os.path.lexists(path):
-            freed += size_of(path)
+            freed += tree_size(path)
             removed.append(name.decode("utf-8", "replace"))
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path)

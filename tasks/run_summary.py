@@ -4,6 +4,11 @@ other hosts go on (pyinfra drops a failed host and carries on with the rest)."""
 
 from __future__ import annotations
 
+import json
+import os
+import time
+from pathlib import Path
+
 from pyinfra import logger
 from pyinfra.api.state import BaseStateCallback, State
 
@@ -15,6 +20,11 @@ class RunSummary(BaseStateCallback):
         self.blocked: dict[str, str] = {}
         self.failed: dict[str, str] = {}
         self.disconnected: list[str] = []
+        self.ran: set[str] = set()  # hosts on which an operation ran (none in a --dry run)
+        self.records: dict[str, Path] = {}  # host -> the controller folder its outcome is recorded in
+
+    def operation_host_start(self, state: State, host, op_hash) -> None:
+        self.ran.add(host.name)
 
     def operation_host_error(self, state: State, host, op_hash, retry_count: int = 0, max_retries: int = 0) -> None:
         if host.name not in self.blocked:
@@ -22,6 +32,8 @@ class RunSummary(BaseStateCallback):
 
     def host_disconnect(self, state: State, host) -> None:
         self.disconnected.append(host.name)
+        if host.name in self.records and host.name in self.ran:
+            self.write_record(host.name)
         if len(self.disconnected) < len(state.activated_hosts):
             return
         logger.info("--> Summary:")
@@ -34,6 +46,36 @@ class RunSummary(BaseStateCallback):
         if name in self.failed:
             return f"FAILED at '{self.failed[name]}' (its output is above)"
         return "OK"
+
+    def write_record(self, name: str) -> None:
+        """The host's outcome as JSON in its records folder (written aside, then renamed): deploy/status.py
+        shows it as the last provision."""
+        result = "BLOCKED" if name in self.blocked else "FAILED" if name in self.failed else "OK"
+        record = {
+            "host": name,
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "result": result,
+            "detail": self.blocked.get(name) or (f"failed at '{self.failed[name]}'" if name in self.failed else ""),
+        }
+        folder = self.records[name]
+        folder.mkdir(parents=True, exist_ok=True)
+        dest = folder / f"{record_name(name)}.json"
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        tmp.write_text(json.dumps(record, indent=2) + "\n")
+        os.replace(tmp, dest)
+
+
+def record_name(host_name: str) -> str:
+    """A host's record file name: its name with anything but letters, digits, '.', '-', '_' replaced."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in host_name).lstrip(".") or "_"
+
+
+def last_record(folder: Path, host_name: str) -> dict | None:
+    """The host's last provision, as write_record left it; None where none is recorded."""
+    try:
+        return json.loads((folder / f"{record_name(host_name)}.json").read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def summary(state: State) -> RunSummary:

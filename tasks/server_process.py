@@ -289,6 +289,11 @@ def stopped(plan: ServerPlan):
     state = host.get_fact(ServerState, plan.run_dir, plan.http_host, plan.http_port, plan.models_dir)
     unit_on = state["unit_enabled"] or state["unit_active"]
     if not state["pid"] and not state["stale"] and not unit_on:
+        if state["config_hash"]:  # it died: forget that it should run (deploy/status.py reads this)
+            yield StringCommand(
+                "rm", "-f", QuoteString(f"{plan.run_dir}/tritonserver.pid"), QuoteString(f"{plan.run_dir}/config.hash")
+            )
+            return
         host.noop("no Triton server of ours is running")
         return
     if unit_on:

@@ -21,7 +21,7 @@ import remote
 from compat.assessment import Decisions
 from config.layout import Layout
 from config.secrets import has_credentials
-from config.settings import DEFAULTS_FILE, Settings
+from config.settings import Settings
 from facts.digests import FileDigests
 from facts.venv import VenvData, VenvPackages
 from tasks import secret_file
@@ -100,9 +100,8 @@ def plan(settings: Settings, layout: Layout, d: Decisions, find_links: str, rest
     venv_dir = target(settings, layout, d)
     snapshot = f"{layout.venv_snapshots}/{snapshot_key(key, d.python_path, venv_dir)}.tar"
     lock_store, lock = "", ""
-    if settings.venv_lock_dir:
-        store = Path(settings.venv_lock_dir)
-        store = store if store.is_absolute() else DEFAULTS_FILE.parents[1] / store  # relative: to this tree
+    store = settings.on_controller(settings.venv_lock_dir)
+    if store:
         lock_store = str(store / lock_name(d.python, d.torch_variant or "cpu", key))
         lock = Path(lock_store).read_text() if Path(lock_store).is_file() else ""
     return VenvPlan(

@@ -1,0 +1,75 @@
+"""What each host runs, read without changing anything: the Triton build (version, source, sha256),
+the server (pid, uptime, how it was started, readiness, address and ports), each model with its
+state and the revision it came from, the venv's Python and torch, GPUs, disk used, and the last
+provision this controller recorded.
+
+    pyinfra INVENTORY deploy/status.py -y
+
+Prints a table per host and writes all hosts to `status_report_path` (JSON). A host whose server
+should run and does not (or is not ready) fails the run, with the server log's last lines.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pyinfra import host, state
+from pyinfra.operations import python
+
+from compat import status
+from config.layout import Layout
+from config.secrets import mask_output
+from config.settings import load, load_inventory
+from facts.files import Links
+from facts.hub import HubSnapshot
+from facts.nvidia import Nvidia
+from facts.ports import ListeningPorts
+from facts.server import ServerState, ServerStatus
+from facts.system import InitSystem
+from facts.triton import TritonInstall
+from facts.venv import VenvPackages
+from tasks import run_summary
+
+mask_output()  # URL passwords are masked in every line pyinfra prints
+
+load_inventory(state.inventory)
+settings = load(host.data.dict(), host.name)
+layout = Layout(settings)
+server = host.get_fact(ServerState, layout.run, settings.http_connect_host, settings.triton_http_port, layout.models)
+venv_python = f"{layout.venv}/bin/python3"
+facts = {
+    "triton": host.get_fact(TritonInstall, layout.current),
+    "links": host.get_fact(Links, list(layout.links)),
+    "server": server,
+    "status": host.get_fact(
+        ServerStatus,
+        layout.run,
+        settings.http_connect_host,
+        settings.triton_http_port,
+        server["pid"],
+        [layout.home, layout.persist],
+    ),
+    "venv": host.get_fact(VenvPackages, layout.venv),
+    "nvidia": host.get_fact(Nvidia),
+    "ports": host.get_fact(ListeningPorts),
+    "systemd": host.get_fact(InitSystem)["systemd"],
+}
+hub = {
+    m.name: (host.get_fact(HubSnapshot, venv_python, layout.hf_home, m.repo, m.revision) or "").rsplit("/", 1)[-1]
+    for m in settings.models
+    if m.kind == "hub"
+}
+records = settings.on_controller(settings.provision_records_dir)
+last = run_summary.last_record(records, host.name) if records else None
+st = status.assemble(settings, layout, facts, hub, last)
+print(status.table(host.name, st), flush=True)
+status.record(host.name, st, Path(settings.status_report_path))
+
+if not st["ok"]:
+
+    def fail(state, host) -> bool:
+        host.log(f"status: {st['problem']}")
+        return False
+
+    python.call(name="Status: the server should run and does not", function=fail)

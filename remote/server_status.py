@@ -1,0 +1,69 @@
+"""ServerStatus: what deploy/status.py shows beyond the other facts, read in one go, changing nothing.
+
+    python3 server_status.py RUN_DIR HTTP_HOST HTTP_PORT PID LOG_LINES PATH...
+
+Prints one JSON object: the pid's uptime in seconds, when the running server was started (its
+config hash's time), each model Triton's repository index lists with its state, the bytes used
+under each PATH, and the server log's last LOG_LINES lines. Runs on the host (3.8+).
+"""
+
+import json
+import os
+import sys
+import time
+import urllib.request
+
+from _common import tree_size
+
+
+def uptime(pid: int):
+    """Seconds since the process started, from /proc (clock ticks since boot); None where it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            since_boot = float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(since_boot - start_ticks / os.sysconf("SC_CLK_TCK"), 1)
+
+
+def models(host: str, port: str):
+    """Triton's repository index: [{name, version, state, reason}]; None where it does not answer."""
+    req = urllib.request.Request(
+        f"http://{host}:{port}/v2/repository/index", b"{}", {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=3) as resp:
+            return [{k: m.get(k, "") for k in ("name", "version", "state", "reason")} for m in json.load(resp)]
+    except (OSError, ValueError):
+        return None
+
+
+def tail(path: str, lines: int):
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 64 * 1024))
+            return f.read().decode("utf-8", "replace").splitlines()[-lines:]
+    except OSError:
+        return []
+
+
+def main(run: str, host: str, port: str, pid: str, lines: str, *paths: str) -> int:
+    try:
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.stat(f"{run}/config.hash").st_mtime))
+    except OSError:
+        started = None
+    out = {
+        "uptime_s": uptime(int(pid)) if pid.isdigit() else None,
+        "started": started,
+        "models": models(host, port),
+        "disk_used": {p: tree_size(p) for p in paths},
+        "log_tail": tail(f"{run}/tritonserver.log", int(lines)),
+    }
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

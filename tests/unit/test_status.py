@@ -1,0 +1,75 @@
+"""deploy/status.py's pure part: facts in (real outputs, from the fact fixtures), status out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from compat import status
+from config.layout import Layout
+from config.settings import load
+from facts.server import ServerState
+
+FACTS = Path(__file__).parents[1] / "fixtures" / "facts"
+SERVING = json.loads((FACTS / "server.ServerStatus" / "serving-three-models.json").read_text())["fact"]
+MODELS = [
+    {"name": "clf", "source": f"path:{Path(__file__).parent}", "task": "text-classification"},  # any directory
+    {"name": "clf_hub", "source": "hub:tiny/clf@main", "task": "text-classification"},
+]
+
+
+def facts(server: dict, systemd: bool, extra: dict | None) -> dict:
+    return {
+        "triton": {
+            "real_home": "/opt/triton/versions/2.51.0-21f063ff93bb-py3.11",
+            "version": "2.51.0",
+            "manifest": {"source": "pytriton", "sha256": "21f063ff93bb" + "0" * 52},
+        },
+        "links": {"/opt/triton/venv": {"kind": "link", "target": "/opt/triton/venv.versions/03f6e453555b-py3.11"}},
+        "server": {**ServerState.default(), **server},
+        "status": extra,
+        "venv": {"python": "3.11.2", "packages": {"torch": "2.13.0+cpu"}},
+        "nvidia": None,
+        "ports": {18100: [{"pid": 810, "process": "tritonserver", "address": "127.0.0.1"}]},
+        "systemd": systemd,
+    }
+
+
+def test_a_serving_host() -> None:
+    s = load({"models": MODELS, "triton_http_port": 18100})
+    st = status.assemble(
+        s, Layout(s), facts({"pid": 810, "ready": True, "config_hash": "ab"}, False, SERVING), {"clf_hub": "0123"}, None
+    )
+    assert (
+        st["ok"]
+        and st["server"]["started_by"] == "detached (pid file)"
+        and st["server"]["uptime_s"] == SERVING["uptime_s"] > 0
+    )
+    assert [(m["name"], m["state"], m["resolved"]) for m in st["models"]] == [
+        ("clf", "READY", ""),
+        ("clf_hub", "READY", "0123"),
+        ("smoke", "READY", ""),
+    ]
+    assert st["venv"]["torch"] == {"version": "2.13.0", "variant": "cpu"}
+    assert st["listen"]["bound"]["http"] == ["127.0.0.1"] and st["log_tail"] == []
+    text = status.table("tb1", st)
+    assert text.splitlines()[0] == "== status of tb1: OK"
+    assert "  model clf_hub  READY; hub:tiny/clf@main -> 0123" in text
+
+
+def test_a_systemd_host_whose_enabled_unit_is_down_fails_with_the_log() -> None:
+    s = load({})
+    down = {"pid": None, "unit_enabled": True, "config_hash": None}
+    st = status.assemble(s, Layout(s), facts(down, True, {**SERVING, "uptime_s": None}), {}, None)
+    assert not st["ok"] and st["problem"].startswith("the server should run and does not")
+    assert st["log_tail"] == SERVING["log_tail"] and st["server"]["started_by"] is None
+    assert "NOT RUNNING (it should)" in status.table("vm1", st)
+
+
+def test_a_server_stopped_on_purpose_is_not_a_problem() -> None:
+    s = load({})
+    stopped = {"pid": None, "unit_enabled": False, "config_hash": None}  # deploy/stop.py disabled it
+    for systemd in (True, False):
+        st = status.assemble(s, Layout(s), facts(stopped, systemd, None), {}, None)
+        assert st["ok"] and st["log_tail"] == []
+        assert "  server       stopped" in status.table("h", st)
