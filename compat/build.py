@@ -148,3 +148,11 @@ def check_host_libraries(facts: HostFacts, build: t.TritonBuild | None) -> tuple
         else:
             items.append(blocker(soname, why, unknown_package_fix(soname, facts.os)))
     return items, packages
+
+
+def runtime_packages(facts: HostFacts, settings: Settings, python_minor: str) -> list[str]:
+    """Every apt package the server's host libraries and the stub's libpython come from on this
+    distro, present or not (deploy/uninstall.py lists those it leaves installed)."""
+    build, _ = wanted_build(settings)
+    sonames = [*(build.host_sonames if build else t.CONTAINER_HOST_SONAMES), f"libpython{python_minor}.so.1.0"]
+    return sorted({p for s in sonames if s not in t.GLIBC_SONAMES and (p := package_for(s, facts.os))})

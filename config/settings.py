@@ -36,6 +36,7 @@ OWN_PREFIXES = (
     "python_",
     "status_",
     "provision_",
+    "purge_",
 )
 
 SECRETS = frozenset({"hf_token"})  # never printed, not even in an error
@@ -85,6 +86,7 @@ class Settings:
     venv_snapshot: bool
     venv_lock_dir: str
     triton_keep_versions: int
+    purge_persist: bool
     audit_report_path: str
     step_timings_path: str
     status_report_path: str
@@ -261,6 +263,7 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_grpc_port": _port,
     "triton_metrics_port": _port,
     "venv_snapshot": lambda v: None,
+    "purge_persist": lambda v: None,
     "triton_keep_versions": lambda v: None if 1 <= v <= 100 else "must be 1 to 100 (1 keeps only what runs)",
     "venv_lock_dir": lambda v: None if "\0" not in v and "\n" not in v else "must be a directory on the controller",
     "audit_report_path": lambda v: None if v and "\0" not in v else "must be a file name",

@@ -86,6 +86,11 @@ venv_lock_dir = "venv-locks"
 # before it (what a failed upgrade rolls back to).
 triton_keep_versions = 2
 
+# deploy/uninstall.py: also remove the caches on persist_dir (downloads, wheelhouses, venv snapshots,
+# apt's and pip's caches, the HuggingFace cache, uploaded models). False = keep them, so that a later
+# provision is fast and offline.
+purge_persist = False
+
 # --- Server ------------------------------------------------------------------------------
 # The system user the server and the models' code run as (made if absent; no login, no home).
 # It may write only the server's run directory (pid, log) and the HF cache. "root" turns this off.

@@ -253,3 +253,35 @@ def test_pruning_keeps_what_runs_and_reports_the_bytes_freed(serving: dict, mirr
     again = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, good, "good"), *keep)
     assert again.returncode == 0
     assert op_results(again.stdout + again.stderr)["Older versions pruned"]["success"] == 0
+
+
+def test_uninstall_removes_the_install_keeps_the_caches_and_a_fresh_provision_works(serving: dict, mirror) -> None:
+    host, inv = serving["host"], serving["inv"]
+    res = run_pyinfra(inv, "deploy/uninstall.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    assert "apt packages are left installed (other programs may use them): " in out
+    left = out.split("other programs may use them): ", 1)[1].split(";", 1)[0].split(", ")
+    assert "libpython3.11" in left and all(host.ssh(f"dpkg -s {p} >/dev/null").returncode == 0 for p in left)
+    assert host.ssh("pgrep -x tritonserver", check=False).returncode == 1
+    gone = "/opt/triton /etc/profile.d/triton.sh"
+    assert host.ssh(f"ls -d {gone} 2>/dev/null || true").stdout.strip() == ""
+    assert host.ssh("id triton-server", check=False).returncode != 0
+    kept = host.ssh("ls /persist").stdout.split()
+    assert {"downloads", "wheels", "huggingface", "venv-snapshots", "apt"} <= set(kept), kept
+    audit = run_pyinfra(inv, "deploy/audit.py", "-y")
+    assert audit.returncode != 0
+    assert re.search(r"MISSING +triton server +no Triton server at /opt/triton/current", audit.stdout), audit.stdout
+    again = run_pyinfra(inv, "deploy/uninstall.py", "-y")
+    assert again.returncode == 0
+    assert all(r["success"] == 0 for n, r in op_results(again.stdout + again.stderr).items() if n != "Grand total")
+    # a fresh provision works, from the caches kept on the persistent path
+    started = time.monotonic()
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    print(f"\nprovision after uninstall (caches kept): {time.monotonic() - started:.1f} s")
+    assert_serves(host)
+    # purge_persist takes the caches too
+    res = run_pyinfra(inv, "deploy/uninstall.py", "-y", "--data", "purge_persist=True")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    assert host.ssh("ls -A /persist").stdout.split() == []
