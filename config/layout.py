@@ -32,6 +32,16 @@ class Layout:
         return f"{self.home}/bin/triton-env"
 
     @property
+    def log_rotate(self) -> str:
+        """The log rotation script (remote/log_rotate.py) the watcher beside the server runs."""
+        return f"{self.home}/bin/triton-log-rotate"
+
+    @property
+    def server_log(self) -> str:
+        """The server's log: what it prints, rotated past triton_log_max_mb (log.1, log.2 ...)."""
+        return f"{self.run}/tritonserver.log"
+
+    @property
     def profile(self) -> str:
         return "/etc/profile.d/triton.sh"
 

@@ -79,6 +79,9 @@ class Settings:
     huggingface_hub_version: str
     tritonclient_version: str
     triton_user: str
+    triton_log_max_mb: int
+    triton_log_keep: int
+    triton_log_check_s: int
     triton_http_address: str
     triton_http_port: int
     triton_grpc_port: int
@@ -258,6 +261,9 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
         if re.fullmatch(r"[a-z_][a-z0-9_-]{0,31}", v)
         else "must be a user name: lower-case letters, digits, - and _"
     ),
+    "triton_log_max_mb": lambda v: None if 1 <= v <= 100_000 else "must be 1 to 100000 (MiB)",
+    "triton_log_keep": lambda v: None if 0 <= v <= 100 else "must be 0 to 100 (0 keeps no rotated copy)",
+    "triton_log_check_s": lambda v: None if 1 <= v <= 86_400 else "must be 1 to 86400 seconds",
     "triton_http_address": _address,
     "triton_http_port": _port,
     "triton_grpc_port": _port,

@@ -105,8 +105,8 @@ def install(settings, layout, d, gpu_ids: list[int]) -> None:
             python=d.script_python,
         )
 
-    # 3. environment: env.sh, profile, launcher
-    environment.configured(layout, d.libpython_dir)
+    # 3. environment: env.sh, profile, launcher, log rotation
+    environment.configured(layout, d.libpython_dir, d.script_python)
 
     # 4. venv with the pinned torch variant, from a wheelhouse on the persistent path
     if settings.pip_find_links.startswith("upload:"):

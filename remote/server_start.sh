@@ -1,6 +1,8 @@
-# $1 run dir, $2 launcher, $3 config hash, $4 stale pids, $5 the user to run as; the rest:
-# tritonserver's arguments. Stops our earlier server, starts a new one detached as that user (its
-# privileges dropped, no way to regain them), records its pid and configuration hash.
+# $1 run dir, $2 launcher, $3 config hash, $4 stale pids, $5 the user to run as, $6 the log watcher's
+# script and $7-$11 its arguments (rotation script, log, cap, copies, interval; "" = no watcher); the
+# rest: tritonserver's arguments. Stops our earlier server, starts a new one detached as that user
+# (its privileges dropped, no way to regain them), records its pid and configuration hash, and
+# starts the log watcher beside it (as root: it ends when the server does).
 . ./lib.sh
 set -e
 run="$1"
@@ -8,7 +10,13 @@ launcher="$2"
 hash="$3"
 stale="$4"
 user="$5"
-shift 5
+watch="$6"
+rotate="$7"
+log="$8"
+cap="$9"
+keep="${10}"
+every="${11}"
+shift 11
 mkdir -p "$run"
 for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $stale; do stop_pid "$p"; done
 rm -f "$run/tritonserver.pid" "$run/config.hash" "$run/proof.txt"
@@ -19,6 +27,10 @@ else
   setsid setpriv --reuid="$user" --regid="$user" --init-groups --no-new-privs --inh-caps=-all \
     "$launcher" tritonserver "$@" >> "$run/tritonserver.log" 2>&1 < /dev/null &
 fi
-echo $! > "$run/tritonserver.pid"
+pid=$!
+echo "$pid" > "$run/tritonserver.pid"
 echo "$hash" > "$run/config.hash"
-echo "started Triton pid $(cat "$run/tritonserver.pid")" >&2
+if [ -n "$watch" ]; then
+  setsid sh -c "$watch" "$pid" "$rotate" "$log" "$cap" "$keep" "$every" < /dev/null > /dev/null 2>&1
+fi
+echo "started Triton pid $pid" >&2

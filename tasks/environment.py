@@ -1,4 +1,5 @@
-"""The environment Triton runs with: env.sh, a profile for login shells, and a launcher.
+"""The environment Triton runs with: env.sh, a profile for login shells, a launcher, and the script
+that rotates the server's log.
 
 pyinfra's commands run in a non-login shell that reads no profile, so the server and every
 check start through the launcher, which sets the same variables as the profile.
@@ -10,6 +11,7 @@ import shlex
 
 from pyinfra.api import deploy
 
+import remote
 from config.layout import Layout
 from tasks import small_files
 
@@ -27,10 +29,17 @@ def env_script(layout: Layout, libpython_dir: str | None) -> str:
     )
 
 
+def log_rotate_script(python: str | None) -> bytes:
+    """remote/log_rotate.py as a program run by this host's Python."""
+    python = python or "python3"
+    shebang = f"#!{python}" if python.startswith("/") else f"#!/usr/bin/env {python}"
+    return f"{shebang}\n{remote.source('log_rotate.py')}".encode()
+
+
 @deploy("Triton environment")
-def configured(layout: Layout, libpython_dir: str | None) -> None:
-    """env.sh, /etc/profile.d/triton.sh (login shells read env.sh) and the launcher (runs a command
-    in Triton's environment), each rewritten only when its content differs."""
+def configured(layout: Layout, libpython_dir: str | None, python: str | None) -> None:
+    """env.sh, /etc/profile.d/triton.sh (login shells read env.sh), the launcher (runs a command
+    in Triton's environment) and the log rotation script, each rewritten only when its content differs."""
     env_file = f"{layout.home}/env.sh"
     launcher = (
         f'#!/bin/sh\n# triton-provisioner: run "$@" with Triton\'s environment\n. {shlex.quote(env_file)}\nexec "$@"\n'
@@ -41,5 +50,6 @@ def configured(layout: Layout, libpython_dir: str | None) -> None:
             env_file: (env_script(layout, libpython_dir).encode(), "644"),
             layout.profile: (f"# triton-provisioner\n. {shlex.quote(env_file)}\n".encode(), "644"),
             layout.launcher: (launcher.encode(), "755"),
+            layout.log_rotate: (log_rotate_script(python), "755"),
         },
     )

@@ -23,10 +23,15 @@ def links(
 
 
 def wanted_hash(settings: Settings, layout: Layout, d: Decisions, repo_files: dict[str, bytes]) -> str:
-    """What the server will run (its arguments and user, the repository's files, the install, the venv
-    and its pins), as one hash: a change restarts it, nothing else does."""
+    """What the server will run (its arguments, user and log watcher, the repository's files, the
+    install, the venv and its pins), as one hash: a change restarts it, nothing else does."""
     server = server_process.plan(settings, layout)
-    run_as = [*server.args, f"user={server.user}", *(t for _, t in links(settings, layout, d, repo_files))]
+    run_as = [
+        *server.args,
+        f"user={server.user}",
+        *server.log_watch,
+        *(t for _, t in links(settings, layout, d, repo_files)),
+    ]
     return server_process.config_hash(run_as, repo_files, installed_dir(layout, d), d.venv_pins)
 
 

@@ -82,11 +82,25 @@ def systemd_path(value: str) -> str:
     return value.replace("%", "%%")
 
 
+# The log watcher beside the server: while the server (pid "$0") lives, rotate its log every few
+# seconds ("$1" the rotation script, then the log, its cap in bytes, the copies kept, the interval).
+LOG_WATCH = 'while kill -0 "$0" 2>/dev/null; do "$1" "$2" "$3" "$4"; sleep "$5"; done >/dev/null 2>&1 &'
+
+
+def log_watch_args(s: Settings, layout: Layout) -> list[str]:
+    """The watcher's arguments after the pid: script, log, cap in bytes, copies kept, interval."""
+    cap = s.triton_log_max_mb * 2**20
+    return [layout.log_rotate, layout.server_log, str(cap), str(s.triton_log_keep), str(s.triton_log_check_s)]
+
+
 def systemd_unit(s: Settings, layout: Layout) -> str:
     """The unit used where systemd is PID 1: the launcher's environment, the same arguments and log,
-    restarted on failure at most 3 times a minute (no restart loop)."""
+    restarted on failure at most 3 times a minute (no restart loop). The log watcher starts after the
+    server, as root (`+`: it truncates the log systemd opened), in the unit's cgroup: it stops with it."""
     command = " ".join(systemd_word(a) for a in [layout.launcher, "tritonserver", *server_args(s, layout)])
-    log = systemd_path(f"{layout.run}/tritonserver.log")
+    watch = " ".join(systemd_word(a) for a in ["/bin/sh", "-c", LOG_WATCH.replace('"$0"', '"$MAINPID"')])
+    watch += " " + " ".join(systemd_word(a) for a in ["watch", *log_watch_args(s, layout)])
+    log = systemd_path(layout.server_log)
     sandbox = ""
     if s.triton_user != "root":  # the models' code runs in here: it may write its run dir and the HF cache
         writable = " ".join(systemd_word(p) for p in (layout.run, f"-{layout.hf_cache}"))
@@ -97,7 +111,7 @@ def systemd_unit(s: Settings, layout: Layout) -> str:
     return (
         "# Written by triton-provisioner.\n[Unit]\nDescription=NVIDIA Triton Inference Server\n"
         "After=network-online.target\nStartLimitIntervalSec=60\nStartLimitBurst=3\n\n"
-        f"[Service]\nExecStart={command}\n{sandbox}Restart=on-failure\nRestartSec=5\n"
+        f"[Service]\nExecStart={command}\nExecStartPost=+{watch}\n{sandbox}Restart=on-failure\nRestartSec=5\n"
         f"StandardOutput=append:{log}\nStandardError=append:{log}\nStandardInput=null\n\n"
         "[Install]\nWantedBy=multi-user.target\n"
     )
@@ -115,6 +129,7 @@ class ServerPlan:
     args: tuple[str, ...]  # tritonserver's arguments
     unit: str  # the systemd unit's text (used where systemd runs the host)
     user: str = "root"  # who the server runs as
+    log_watch: tuple[str, ...] = ()  # the log watcher's arguments (log_watch_args), for a detached start
 
     @property
     def http_port(self) -> int:
@@ -136,6 +151,7 @@ def plan(s: Settings, layout: Layout) -> ServerPlan:
         args=tuple(server_args(s, layout)),
         unit=systemd_unit(s, layout),
         user=s.triton_user,
+        log_watch=tuple(log_watch_args(s, layout)),
     )
 
 
@@ -169,7 +185,8 @@ def _started(p: ServerPlan, systemd: bool, config_hash: str, stale: str) -> Stri
     """Start (or restart) the server as planned, recording config_hash."""
     if systemd:
         return remote.shell("server_start_systemd.sh", UNIT_PATH, p.unit, p.run_dir, config_hash, stale)
-    return remote.shell("server_start.sh", p.run_dir, p.launcher, config_hash, stale, p.user, *p.args)
+    watch = [LOG_WATCH, *p.log_watch] if p.log_watch else ["", "", "", "", "", ""]
+    return remote.shell("server_start.sh", p.run_dir, p.launcher, config_hash, stale, p.user, *watch, *p.args)
 
 
 def _ready(p: ServerPlan, python: str, models: list[str]) -> StringCommand:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import threading
 import time
 import urllib.request
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -185,7 +187,7 @@ def test_a_triton_build_that_cannot_start_is_rolled_back(serving: dict, mirror) 
     assert rc != 0, out[-4000:]
     assert "rolling back: starting what served before" in out
     assert "libtritonserver" in out and "cause: a shared library is missing" in out, out[-4000:]
-    assert "rolled back to what served before" in out
+    assert "rolled back to what served before" in out, out[-5000:]
     assert links(host) == before
     assert_serves(host)
     assert outage > 0
@@ -216,7 +218,7 @@ def test_a_pin_that_breaks_the_models_imports_is_rolled_back_to_the_old_venv(ser
     rc, out, took, outage = provision_polled(serving, *tarball_args(mirror, good, "good"), *pin)
     assert rc != 0, out[-4000:]
     assert "broken on purpose" in out, out[-4000:]
-    assert "rolled back to what served before" in out
+    assert "rolled back to what served before" in out, out[-5000:]
     assert links(host) == before  # the old venv is in use again
     new_venvs = host.ssh("ls /opt/triton/venv.versions").stdout.split()
     assert len([v for v in new_venvs if v.endswith("-py3.11")]) == 2  # the new one waits beside it
@@ -253,6 +255,51 @@ def test_pruning_keeps_what_runs_and_reports_the_bytes_freed(serving: dict, mirr
     again = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, good, "good"), *keep)
     assert again.returncode == 0
     assert op_results(again.stdout + again.stderr)["Older versions pruned"]["success"] == 0
+
+
+SMALL_LOGS = ["--data", "triton_log_max_mb=1", "--data", "triton_log_keep=2", "--data", "triton_log_check_s=1"]
+
+
+def wait_for(host: TestHost, check: str, what: str, seconds: float = 30) -> None:
+    """Poll a shell check on the host until it succeeds; fail naming what never happened."""
+    deadline = time.monotonic() + seconds
+    while host.ssh(check, check=False).returncode != 0:
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not within {seconds:.0f} s")
+        time.sleep(0.2)
+
+
+def assert_log_rotates(host: TestHost, inv: Path, run: str, serves: Callable[[], None], *args: str) -> None:
+    """With a 1 MiB cap, 2 copies kept and a check every second: a log grown past the cap is rotated
+    while the server runs (copied to .1, .2, never a .3; the log itself truncated, no hole of NULs in
+    it after the server writes again); the watcher ends with the server. run: the server's run dir."""
+    log = shlex.quote(f"{run}/tritonserver.log")
+    pid_file = shlex.quote(f"{run}/tritonserver.pid")
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", *args, *SMALL_LOGS)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    pid = host.ssh(f"cat {pid_file}").stdout.strip()
+    grow = f"yes 'padding the log past its cap' | head -c 1600000 >> {log}"
+    small = f"test $(stat -c %s {log}) -lt 1048576"
+    for n in (1, 2, 3):
+        host.ssh(grow)
+        wait_for(host, f"test -s {log}.{min(n, 2)} && {small}", f"rotation {n} of the log")
+    assert host.ssh(f"ls {log}.3", check=False).returncode != 0  # triton_log_keep = 2
+    assert host.ssh(f"cat {pid_file}").stdout.strip() == pid  # never restarted
+    serves()
+    assert run_pyinfra(inv, "deploy/stop.py", "-y").returncode == 0  # the server writes its shutdown lines
+    head = host.ssh(f"head -c 64 {log} | od -An -tx1").stdout.split()
+    assert head and "00" not in head, head  # appended at the new end, not at the old offset
+    wait_for(host, "! pgrep -f 'while kill -[0]' >/dev/null", "the log watcher ending with the server")
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", *args)  # back to the defaults, serving
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+
+
+def test_the_log_is_rotated_past_its_cap_without_systemd(serving: dict, mirror) -> None:
+    good = artifacts.triton_tarball_variant("repacked", note="the same build, repacked")
+    host = serving["host"]
+    assert_log_rotates(
+        host, serving["inv"], "/opt/triton/run", lambda: assert_serves(host), *tarball_args(mirror, good, "good")
+    )
 
 
 def test_uninstall_removes_the_install_keeps_the_caches_and_a_fresh_provision_works(serving: dict, mirror) -> None:

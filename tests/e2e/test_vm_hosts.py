@@ -18,6 +18,7 @@ from testbed import TestHost, op_results, run_pyinfra, write_inventory
 from testbed.mirror import Mirror
 from testbed.proxy import SOURCE_FOR_LOOPBACK, Proxy
 from tests.e2e import artifacts
+from tests.e2e.test_lifecycle import assert_log_rotates
 from tests.e2e.test_provision import assert_serves, changed
 
 # The VM runs beside tb1/tb2 and the trixie host on this machine's loopback: ports of its own.
@@ -262,3 +263,9 @@ def test_after_a_reboot_the_server_comes_back_by_itself(vm: TestHost, vm_inv: Pa
     assert_serves(vm, PORTS)
     res = run_pyinfra(vm_inv, "deploy/audit.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
+
+
+def test_the_log_is_rotated_past_its_cap_under_systemd(vm: TestHost, vm_inv: Path, first_run: dict) -> None:
+    """The watcher runs in the unit (ExecStartPost, as root: systemd opened the log) and stops with it."""
+    assert_log_rotates(vm, vm_inv, f"{HOME}/run", lambda: assert_serves(vm, PORTS))
+    assert unit_state(vm)[:2] == ("active", "enabled")
