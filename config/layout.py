@@ -124,6 +124,11 @@ class Layout:
         return f"{self.hf_home}/hub"
 
     @property
+    def hub_markers(self) -> str:
+        """What hub_fetch.py completed: per model revision, the commit and files (read by HubSnapshot)."""
+        return f"{self.hf_home}/provisioner-fetched"
+
+    @property
     def venv(self) -> str:
         """The venv the server runs with (venv_dir): a link to one of `venvs`, switched like `models`."""
         return self.settings.venv_dir.rstrip("/")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -98,6 +99,7 @@ class Settings:
     https_proxy: str = ""
     no_proxy: str = ""
     models: tuple[ModelSpec, ...] = ()
+    hf_endpoint: str = ""
     hf_token: str = field(default="", repr=False)  # a secret: never printed, written 0600
 
     @property
@@ -283,6 +285,7 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
         if re.fullmatch(r"[A-Za-z0-9.*:/\[\]_-]*(,[A-Za-z0-9.*:/\[\]_-]+)*", v)
         else "must be host names or addresses separated by commas, no spaces: localhost,.corp,10.0.0.5"
     ),
+    "hf_endpoint": _optional(_url),
     "hf_token": lambda v: None if "\n" not in v and " " not in v else "must be one token, no spaces or newlines",
 }
 
@@ -325,6 +328,8 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
             close = difflib.get_close_matches(key, list(types), n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
             problems.append(f"{key}: unknown setting (a typo?){hint}")
+    if not values.get("hf_token") and os.environ.get("HF_TOKEN"):  # the controller's, as huggingface_hub reads it
+        values["hf_token"] = os.environ["HF_TOKEN"]
     for key, kind in types.items():
         value, err = _coerce(key, values.get(key), kind)
         if err is None:

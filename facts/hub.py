@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pyinfra.api import FactBase, StringCommand
 
-from remote import shell, source
+from remote import python
 
 
 class HubSnapshot(FactBase[str | None]):
-    """The cached snapshot directory of repo@revision in hf_home, asked of a venv's python (its
-    huggingface_hub), or None (also where that python is missing)."""
+    """The snapshot folder of repo@revision that the provisioner's download completed (its marker in
+    markers, every file it fetched still in the cache), or None. Offline, without huggingface_hub."""
 
-    def command(self, python: str, hf_home: str, repo: str, revision: str) -> StringCommand:
-        return shell("hub_snapshot.sh", python, hf_home, source("hub_probe.py"), repo, revision)
+    def command(self, markers: str, repo: str, revision: str) -> StringCommand:
+        return python("python3", "hub_probe.py", markers, repo, revision)
 
     def process(self, output: list[str]) -> str | None:
         for line in output:

@@ -140,5 +140,8 @@ provision_records_dir = "provision-records"
 #              "source": "hub:distilbert/distilbert-base-uncased-finetuned-sst-2-english@main"}]
 # A minimal "smoke" model is always served to prove the stack.
 models = []
-# A HuggingFace token for gated or private models. Never printed; stored 0600 in HF_HOME.
+# A HuggingFace token for gated or private models. Never printed; stored 0600 in HF_HOME. "" = the
+# controller's HF_TOKEN environment variable, if set; with neither, a token left on the host is removed.
 hf_token = ""
+# The HuggingFace Hub (or a mirror of its API) hub: models come from; "" = https://huggingface.co.
+hf_endpoint = ""

@@ -35,3 +35,8 @@ def tree_size(path) -> int:
             with _contextlib.suppress(OSError):  # removed meanwhile
                 total += _os.lstat(_os.path.join(root, name)).st_size
     return total
+
+
+def marker_name(repo: str, revision: str) -> str:
+    """hub_fetch.py's marker file for repo@revision: its bytes in hex (any repo name is a safe name)."""
+    return f"{repo}@{revision}".encode().hex() + ".json"

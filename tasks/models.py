@@ -9,7 +9,8 @@ from pathlib import Path
 
 from jinja2 import Environment, StrictUndefined
 from pyinfra import host
-from pyinfra.api import QuoteString, StringCommand, deploy, operation
+from pyinfra.api import deploy, operation
+from pyinfra.operations import files
 
 import remote
 from config.layout import Layout
@@ -81,32 +82,28 @@ def verify_spec(specs: tuple[ModelSpec, ...], layout: Layout, gpu_ids: list[int]
 
 
 @operation()
-def hub_snapshot(python: str, hf_home: str, repo: str, revision: str):
-    """The model's files at this revision are in HF_HOME's cache (downloaded once, with huggingface_hub
-    of the venv the server is to run: python is its interpreter)."""
-    if host.get_fact(HubSnapshot, python, hf_home, repo, revision):
+def hub_snapshot(python: str, hf_home: str, markers: str, repo: str, revision: str, endpoint: str = ""):
+    """The files the model's task loads at this revision are in HF_HOME's cache, fetched once with
+    the huggingface_hub of the venv the server is to run (python), lean (remote/hub_fetch.py); the
+    commit the revision resolved to is recorded. endpoint: the hub's URL ("" = huggingface.co)."""
+    if host.get_fact(HubSnapshot, markers, repo, revision):
         host.noop(f"{repo}@{revision} is in the HuggingFace cache")
         return
-    code = (
-        "import sys; from huggingface_hub import snapshot_download as d; "
-        "print(d(sys.argv[1], revision=sys.argv[2]), file=sys.stderr)"
-    )
-    yield StringCommand(
-        "env",
-        QuoteString(f"HF_HOME={hf_home}"),
-        QuoteString(python),
-        "-c",
-        QuoteString(code),
-        QuoteString(repo),
-        QuoteString(revision),
-    )
+    env = {"HF_HOME": hf_home, "HF_HUB_DISABLE_PROGRESS_BARS": "1", **({"HF_ENDPOINT": endpoint} if endpoint else {})}
+    yield remote.python(python, "hub_fetch.py", repo, revision, markers, env=env)
 
 
 @deploy("Model sources")
-def sources(specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str, net: dict[str, str], python: str) -> None:
-    """path: models uploaded (changed files only); hub: models fetched into HF_HOME; the token 0600."""
+def sources(
+    specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str, net: dict[str, str], python: str, endpoint: str = ""
+) -> None:
+    """path: models uploaded (changed files only); hub: models fetched into HF_HOME; the token 0600,
+    and no token file left once the setting is cleared."""
+    token = f"{layout.hf_home}/token"
     if hf_token:
-        secret_file.written(name="HuggingFace token (0600)", dest=f"{layout.hf_home}/token", secret=hf_token)
+        secret_file.written(name="HuggingFace token (0600)", dest=token, secret=hf_token)
+    else:
+        files.file(name="No HuggingFace token (hf_token is empty)", path=token, present=False)
     for spec in specs:
         if spec.kind == "path":
             upload.directory(spec.ref, f"{layout.model_sources}/{spec.name}", f"Model {spec.name}")
@@ -115,8 +112,10 @@ def sources(specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str, net: di
                 name=f"Model {spec.name}: {spec.source} in HF_HOME",
                 python=python,
                 hf_home=layout.hf_home,
+                markers=layout.hub_markers,
                 repo=spec.repo,
                 revision=spec.revision,
+                endpoint=endpoint,
                 _env=net,
             )
 

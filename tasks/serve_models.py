@@ -53,7 +53,7 @@ def server_change(settings: Settings, layout: Layout, d: Decisions, gpu_ids: lis
 def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> tuple[tuple[str, str], ...]:
     """Add the serving operations for one host; returns what the server is to run, (link, target) pairs."""
     venv_python = f"{venv.target(settings, layout, d)}/bin/python3"
-    models.sources(settings.models, layout, settings.hf_token, settings.proxy_env, venv_python)
+    models.sources(settings.models, layout, settings.hf_token, settings.proxy_env, venv_python, settings.hf_endpoint)
     repo_files = models.repository_files(settings.models, layout, gpu_ids)
     models.repository(models.repository_dir(layout, repo_files), repo_files)
     for path, versions in ((layout.venv, layout.venvs), (layout.models, layout.repositories)):

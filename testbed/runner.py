@@ -3,6 +3,7 @@ timed; and the closing table of a run, read back."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -11,11 +12,22 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_pyinfra(inventory: Path | str, *args: str, check: bool = False) -> subprocess.CompletedProcess:
-    """`python -m pyinfra INVENTORY ARGS...`; the result carries `.seconds`, the wall time of the run."""
+def run_pyinfra(
+    inventory: Path | str, *args: str, check: bool = False, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """`python -m pyinfra INVENTORY ARGS...` (env: variables added to the controller's environment);
+    the result carries `.seconds`, the wall time of the run."""
     argv = [sys.executable, "-m", "pyinfra", str(inventory), *args]
     t0 = time.monotonic()
-    res = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=1800)
+    res = subprocess.run(
+        argv,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=1800,
+        env={**os.environ, **env} if env else None,
+    )
     res.seconds = time.monotonic() - t0
     if check and res.returncode != 0:
         raise AssertionError(f"pyinfra failed ({res.returncode}):\n{res.stdout}\n{res.stderr}")

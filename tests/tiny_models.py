@@ -51,9 +51,10 @@ def _tokenizer(tmp: Path):
     return BertTokenizerFast(vocab_file=str(vocab), do_lower_case=True)
 
 
-def make(kind: str, dest: Path, seed: int = 0) -> Path:
+def make(kind: str, dest: Path, seed: int = 0, vocab_rows: int = 0) -> Path:
     """kind: classifier (DistilBERT, 2 labels), small-classifier (the same at DistilBERT-base size),
-    embedder (BERT), generator (GPT-2). Returns dest."""
+    embedder (BERT), generator (GPT-2). vocab_rows: an embedding table this large (rows the tokenizer
+    never uses), for weights of a given size. Returns dest."""
     import torch
     from transformers import (
         BertConfig,
@@ -67,7 +68,7 @@ def make(kind: str, dest: Path, seed: int = 0) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     tok = _tokenizer(dest)
     torch.manual_seed(seed)
-    size = len(tok)
+    size = max(len(tok), vocab_rows)
     if kind in ("classifier", "small-classifier"):
         # small-classifier: distilbert-base-uncased-finetuned-sst-2's shape (6 x 768), for benchmarks
         big = kind == "small-classifier"

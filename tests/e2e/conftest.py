@@ -10,6 +10,7 @@ import pytest
 
 import testbed
 from testbed import TestHost
+from testbed.hub import Hub
 from testbed.mirror import Mirror
 
 
@@ -73,3 +74,10 @@ def mirror(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mirror]:
     """The local artifact mirror on loopback, for the whole session."""
     with Mirror(tmp_path_factory.mktemp("mirror") / "files") as m:
         yield m
+
+
+@pytest.fixture(scope="session")
+def hub() -> Iterator[Hub]:
+    """The stand-in for the HuggingFace Hub's API on loopback (hosts reach it through hf_endpoint)."""
+    with Hub() as h:
+        yield h

@@ -310,3 +310,19 @@ def test_an_install_with_a_world_writable_file_is_repaired(provisioned: dict) ->
     assert op_results(res.stdout + res.stderr)["Triton server installed"]["success"] == 1
     assert host.ssh(f"stat -c %a {lib}").stdout.strip() == "644"
     assert host.ssh("find /opt/triton/current/ ! -type l -perm /022").stdout == ""
+
+
+def test_the_token_comes_from_the_controllers_HF_TOKEN_and_goes_when_cleared(provisioned: dict) -> None:
+    host, inv = provisioned["host"], provisioned["inv"]
+    other = "hf_FROMTHEENVIRONMENT0123456789abcd"
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", "--data", "hf_token=", env={"HF_TOKEN": other})
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    assert other not in res.stdout + res.stderr
+    assert host.ssh("cat /persist/huggingface/token; echo; stat -c %a /persist/huggingface/token").stdout.split() == [
+        other,
+        "600",
+    ]
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", "--data", "hf_token=", env={"HF_TOKEN": ""})
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    assert host.ssh("test -e /persist/huggingface/token", check=False).returncode == 1  # cleared: removed
+    assert run_pyinfra(inv, "deploy/provision.py", "-y").returncode == 0  # the module's token back

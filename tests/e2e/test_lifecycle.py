@@ -20,7 +20,6 @@ from testbed import TestHost, host_index, op_results, run_pyinfra, triton_ports,
 from tests import tiny_models
 from tests.e2e import artifacts
 from tests.e2e.test_provision import assert_serves
-from tests.e2e.test_serve import HUB_COMMIT, hub_cache
 
 BROKEN_TRANSFORMERS = "9.9.9"
 
@@ -83,25 +82,25 @@ def broken_wheel(dest: Path, name: str, version: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def serving(testbed_hosts: list[TestHost], served: dict, mirror, tmp_path_factory) -> dict:
+def serving(testbed_hosts: list[TestHost], served: dict, mirror, hub, tmp_path_factory) -> dict:
     """tb1 reset and serving the pytriton build with a classifier (it imports transformers), uploaded
     and from the hub (its cache filled as a download leaves it)."""
     host = testbed_hosts[0]
     host.reset()
     path = tmp_path_factory.mktemp("lifecycle")
     tiny_models.make("classifier", path / "clf", seed=1)
-    hub_cache(host.host.persist, path / "clf")
+    commit = hub.add("tiny/clf", path / "clf")
     models = [
         {"name": "clf", "source": f"path:{path / 'clf'}", "task": "text-classification"},
         {"name": "clf_hub", "source": "hub:tiny/clf@main", "task": "text-classification"},
     ]
-    settings = {**served, "models": models, "status_report_path": str(path / "status.json")}
+    settings = {**served, "models": models, "status_report_path": str(path / "status.json"), "hf_endpoint": hub.url}
     settings["provision_records_dir"] = str(path / "records")
     inv = write_inventory(path / "inv.py", [host], settings, own_ports=True)
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
     broken_wheel(mirror.root / "wheels", "transformers", BROKEN_TRANSFORMERS)
-    return {"host": host, "inv": inv, "dir": path, "figures": {}}
+    return {"host": host, "inv": inv, "dir": path, "figures": {}, "commit": commit}
 
 
 def test_status_says_what_runs_and_fails_with_the_log_when_the_server_is_down(serving: dict) -> None:
@@ -127,14 +126,14 @@ def test_status_says_what_runs_and_fails_with_the_log_when_the_server_is_down(se
     assert report["listen"]["ports"]["http"] == ports["triton_http_port"]
     models = {m["name"]: m for m in report["models"]}
     assert {n: m["state"] for n, m in models.items()} == {"clf": "READY", "clf_hub": "READY", "smoke": "READY"}
-    assert (models["clf_hub"]["revision"], models["clf_hub"]["resolved"]) == ("main", HUB_COMMIT)
+    assert (models["clf_hub"]["revision"], models["clf_hub"]["resolved"]) == ("main", serving["commit"])
     assert report["venv"]["python"].startswith("3.11.")
     assert report["venv"]["torch"] == {"version": artifacts.TORCH_VERSION, "variant": "cpu"}
     assert report["gpus"] == [] and report["driver"] is None
     home_used = int(host.ssh("du -sb --apparent-size /opt/triton/ | cut -f1").stdout)
     assert abs(report["disk_used"]["triton_home"] - home_used) < home_used * 0.05
     assert report["last_provision"]["result"] == "OK"
-    assert f"clf_hub  READY; hub:tiny/clf@main -> {HUB_COMMIT[:12]}" in out, out  # the table, with the commit
+    assert f"clf_hub  READY; hub:tiny/clf@main -> {serving['commit'][:12]}" in out, out  # the table, with the commit
     # The server dies: status fails and shows the log's last lines
     host.ssh(f"kill -KILL {pid}")
     res = run_pyinfra(inv, "deploy/status.py", "-y")

@@ -3,7 +3,10 @@ restart only on change, recovery of a killed server, a held port, a model that f
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
 import shlex
 import shutil
 import time
@@ -28,7 +31,6 @@ TEXTS = [
     "bad film",
     "one more sentence to make eight",
 ]
-HUB_COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 @pytest.fixture(scope="module")
@@ -40,18 +42,6 @@ def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(root / "clf", broken)
     (broken / "config.json").write_text('{"model_type": "distilbert", "dim": "not a number"')  # truncated JSON
     return root
-
-
-def hub_cache(persist: Path, src: Path) -> None:
-    """A snapshot of src in HF_HOME's hub layout (refs/main -> commit -> files), as a download leaves it."""
-    repo = persist / "huggingface" / "hub" / "models--tiny--clf"
-    snap = repo / "snapshots" / HUB_COMMIT
-    shutil.rmtree(repo, ignore_errors=True)
-    (repo / "refs").mkdir(parents=True)
-    (repo / "refs" / "main").write_text(HUB_COMMIT)
-    shutil.copytree(src, snap)
-    for path in [repo, *repo.rglob("*")]:  # as a download leaves it: readable by all (pytest's tmp is 0700)
-        path.chmod(0o755 if path.is_dir() else 0o644)
 
 
 def models_setting(models_dir: Path, **emb_overrides) -> list[dict]:
@@ -69,13 +59,14 @@ def models_setting(models_dir: Path, **emb_overrides) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def served_host(testbed_hosts: list[TestHost], served: dict, models_dir: Path, tmp_path_factory) -> dict:
-    """tb1 reset, its hub cache filled, provisioned with three models: the state the tests go on from."""
+def served_host(testbed_hosts: list[TestHost], served: dict, models_dir: Path, hub, tmp_path_factory) -> dict:
+    """tb1 reset, provisioned with three models (one from the hub stand-in): the state the tests go on from."""
     host = testbed_hosts[0]
     host.reset()
-    hub_cache(host.host.persist, models_dir / "clf")
+    hub.add("tiny/clf", models_dir / "clf")
     path = tmp_path_factory.mktemp("inv")
-    inv = write_inventory(path / "inv.py", [host], {**served, "models": models_setting(models_dir)}, own_ports=True)
+    settings = {**served, "models": models_setting(models_dir), "hf_endpoint": hub.url}
+    inv = write_inventory(path / "inv.py", [host], settings, own_ports=True)
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-8000:]
     return {"host": host, "inv": inv, "dir": path, "log": res.stdout + res.stderr}
@@ -89,7 +80,8 @@ def infer(host: TestHost, model: str, texts: list[str], grpc: bool = False) -> d
     x = mod.InferInput("TEXT", [len(texts), 1], "BYTES")
     x.set_data_from_numpy(np.array([[t.encode()] for t in texts], dtype=np.object_))
     res = client.infer(model, [x])
-    outputs = {"clf": ["LABEL", "SCORE", "LOGITS"], "clf_hub": ["LABEL", "SCORE", "LOGITS"], "emb": ["EMBEDDING"]}
+    classifier = ["LABEL", "SCORE", "LOGITS"]
+    outputs = {"clf": classifier, "clf_hub": classifier, "clf_full": classifier, "emb": ["EMBEDDING"]}
     return {name: res.as_numpy(name) for name in outputs[model]}
 
 
@@ -194,7 +186,9 @@ def test_a_model_whose_code_writes_under_etc_fails_with_a_readable_error(served_
         "--http-port", "18960", "--grpc-port", "18961", "--metrics-port", "18962",
         "--http-address", "127.0.0.1", "--grpc-address", "127.0.0.1", "--metrics-address", "127.0.0.1",
     ]  # fmt: skip
-    start = remote.shell("server_start.sh", run, "/opt/triton/bin/triton-env", "x", "", "triton-server", *args)
+    start = remote.shell(
+        "server_start.sh", run, "/opt/triton/bin/triton-env", "x", "", "triton-server", *[""] * 6, *args
+    )  # no log watcher
     host.ssh(start.get_raw_value())
     try:
         deadline = time.monotonic() + 120
@@ -309,4 +303,53 @@ def test_a_model_that_fails_to_load_gives_its_log_lines(served_host: dict, model
     assert "was not ready after" not in out
     assert "=> cause: the model's model.py (or what it loads) failed" in out  # the log lines, cause and fix
     res, _ = serve(served_host)  # the good configuration serves again
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
+def test_hub_models_are_fetched_lean_and_pinned_and_a_cut_transfer_resumes(
+    served_host: dict, models_dir: Path, hub, tmp_path: Path
+) -> None:
+    """A repository carrying every framework's weights: only the config, tokenizer and safetensors
+    files are fetched; the first transfer of the weights is cut half-way (the run fails, naming the
+    model), the next run resumes it from where it stopped (a Range request) and serves the model."""
+    host = served_host["host"]
+    full = tmp_path / "full"
+    # weights of ~14 MB: huggingface_hub writes in 10 MB chunks, so a cut after 12 MB leaves one to resume from
+    tiny_models.make("classifier", full, seed=3, vocab_rows=110_000)
+    for name in ("tf_model.h5", "flax_model.msgpack", "pytorch_model.bin", "rust_model.ot"):
+        (full / name).write_bytes(os.urandom(200_000))
+    (full / "onnx").mkdir()
+    (full / "onnx" / "model.onnx").write_bytes(os.urandom(50_000))
+    (full / "onnx" / "config.json").write_text("{}")
+    commit = hub.add("tiny/full", full)
+    weights = (full / "model.safetensors").stat().st_size
+    assert weights > 12 * 2**20
+    hub.cut_once("tiny/full", "model.safetensors", 12 * 2**20)
+    full_model = {"name": "clf_full", "source": "hub:tiny/full@main", "task": "text-classification"}
+    data = {**_data(served_host), "models": [*models_setting(models_dir), full_model]}
+    inv = write_inventory(served_host["dir"] / "inv-full.py", [host], data, own_ports=True)
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "hub: download of tiny/full@main failed" in out and "Run again: a partial file resumes" in out, out[-3000:]
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    lean = sorted(
+        f.name
+        for f in full.iterdir()
+        if f.is_file() and (f.suffix in (".json", ".txt") or f.name == "model.safetensors")
+    )
+    fetched = hub.fetched("tiny/full")
+    assert sorted({r.file for r in fetched}) == lean  # no TF, Flax, Rust, ONNX or PyTorch copy
+    ranges = [r.range for r in fetched if r.file == "model.safetensors"]
+    assert ranges[0] == "" and re.fullmatch(r"bytes=\d+-", ranges[1]) and len(ranges) == 2, ranges
+    assert 0 < int(ranges[1][6:-1]) <= 12 * 2**20  # resumed where the cut left it, not from the start
+    snapshot = f"/persist/huggingface/hub/models--tiny--full/snapshots/{commit}"
+    assert host.ssh(f"ls {snapshot}").stdout.split() == lean
+    got = host.ssh(f"sha256sum {snapshot}/model.safetensors").stdout.split()[0]
+    assert got == hashlib.sha256((full / "model.safetensors").read_bytes()).hexdigest()
+    assert infer(host, "clf_full", TEXTS)["LABEL"].shape == (len(TEXTS), 1)
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")  # the marker says it is complete: nothing fetched again
+    assert res.returncode == 0 and len(hub.fetched("tiny/full")) == len(fetched)
+    res, _ = serve(served_host)  # back to the module's models
     assert res.returncode == 0, res.stderr[-3000:]
