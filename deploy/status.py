@@ -37,7 +37,6 @@ load_inventory(state.inventory)
 settings = load(host.data.dict(), host.name)
 layout = Layout(settings)
 server = host.get_fact(ServerState, layout.run, settings.http_connect_host, settings.triton_http_port, layout.models)
-venv_python = f"{layout.venv}/bin/python3"
 facts = {
     "triton": host.get_fact(TritonInstall, layout.current),
     "links": host.get_fact(Links, list(layout.links)),
@@ -56,7 +55,7 @@ facts = {
     "systemd": host.get_fact(InitSystem)["systemd"],
 }
 hub = {
-    m.name: (host.get_fact(HubSnapshot, venv_python, layout.hf_home, m.repo, m.revision) or "").rsplit("/", 1)[-1]
+    m.name: (host.get_fact(HubSnapshot, layout.hub_markers, m.repo, m.revision) or "").rsplit("/", 1)[-1]
     for m in settings.models
     if m.kind == "hub"
 }

@@ -17,6 +17,33 @@ stop_pid() {
   kill -KILL "$1" 2>/dev/null || true
 }
 
+# group_left PGID: the live processes of that process group whose command line names Triton (the
+# server or its python backend stubs), space-separated; read from /proc (no pgrep needed).
+group_left() {
+  g="$1"
+  for d in /proc/[0-9]*; do
+    s=$(cat "$d/stat" 2>/dev/null) || continue
+    # shellcheck disable=SC2086 # split the fields after the command name: state ppid pgrp ...
+    set -- ${s##*) }
+    if [ "$3" != "$g" ] || [ "$1" = Z ]; then continue; fi
+    tr "\0" " " < "$d/cmdline" 2>/dev/null | grep -q -e tritonserver -e triton_python_backend_stub && printf '%s ' "${d#/proc/}"
+  done
+}
+
+# stop_group PGID: what is left of a server's process group once the server is gone (its python
+# backend stubs outlive a server that exited or was killed, and write on into its log): killed,
+# waiting up to 5 s until they are gone (the server they served is gone: nothing to shut down
+# gracefully). A detached server leads its own group (setsid), so PGID is its pid.
+stop_group() {
+  [ -n "$1" ] && [ "$1" != 0 ] || return 0
+  left=$(group_left "$1")
+  [ -n "$left" ] || return 0
+  # shellcheck disable=SC2086 # one pid per word
+  kill -KILL $left 2>/dev/null || true
+  i=0
+  while [ -n "$(group_left "$1")" ] && [ "$i" -lt 25 ]; do sleep 0.2; i=$((i + 1)); done
+}
+
 # ldconfig_p: the loader cache listing (ldconfig lives in /sbin, which a user's PATH may lack).
 ldconfig_p() {
   /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null || true

@@ -18,7 +18,7 @@ keep="${10}"
 every="${11}"
 shift 11
 mkdir -p "$run"
-for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $stale; do stop_pid "$p"; done
+for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $stale; do stop_pid "$p" && stop_group "$p"; done
 rm -f "$run/tritonserver.pid" "$run/config.hash" "$run/proof.txt"
 echo "--- start $(date -u +%FT%TZ)" >> "$run/tritonserver.log"
 if [ "$user" = root ]; then

@@ -1,5 +1,5 @@
 # $1 run dir, $2 stale pids: stop the recorded server and those, forget the pid and hash.
 . ./lib.sh
 run="$1"
-for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $2; do stop_pid "$p"; done
+for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $2; do stop_pid "$p" && stop_group "$p"; done
 rm -f "$run/tritonserver.pid" "$run/config.hash"

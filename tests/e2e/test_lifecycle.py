@@ -100,7 +100,7 @@ def serving(testbed_hosts: list[TestHost], served: dict, mirror, hub, tmp_path_f
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
     broken_wheel(mirror.root / "wheels", "transformers", BROKEN_TRANSFORMERS)
-    return {"host": host, "inv": inv, "dir": path, "figures": {}, "commit": commit}
+    return {"host": host, "inv": inv, "dir": path, "commit": commit}
 
 
 def test_status_says_what_runs_and_fails_with_the_log_when_the_server_is_down(serving: dict) -> None:
@@ -190,7 +190,6 @@ def test_a_triton_build_that_cannot_start_is_rolled_back(serving: dict, mirror) 
     assert links(host) == before
     assert_serves(host)
     assert outage > 0
-    serving["figures"]["failed upgrade: requests failing (s)"] = round(outage, 2)
     print(f"\nfailed Triton upgrade: run {took:.1f} s, requests failed for {outage:.2f} s until the old build answered")
 
 
@@ -205,7 +204,6 @@ def test_a_good_build_is_switched_to_and_the_old_one_kept(serving: dict, mirror)
     assert host.ssh(f"test -x {before['current']}/bin/tritonserver", check=False).returncode == 0  # kept
     assert host.ssh("cat /opt/triton/current/NOTES").stdout.strip() == "the same build, repacked"
     assert_serves(host)
-    serving["figures"]["good upgrade: requests failing (s)"] = round(outage, 2)
     print(f"\ngood Triton upgrade: run {took:.1f} s, requests failed for {outage:.2f} s")
 
 
@@ -249,7 +247,6 @@ def test_pruning_keeps_what_runs_and_reports_the_bytes_freed(serving: dict, mirr
     assert [v for v in venvs if not v.endswith(".lock")] == [on["venv"].rsplit("/", 1)[1]]
     assert host.ssh("cat /opt/triton/run/tritonserver.pid").stdout.strip() == pid  # never stopped
     assert_serves(host)
-    serving["figures"]["bytes freed by the prune"] = sum(freed)
     print(f"\nprune (keep 1): {sum(freed)} bytes ({sum(freed) / 2**30:.2f} GiB) freed in {len(freed)} folders")
     again = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, good, "good"), *keep)
     assert again.returncode == 0
