@@ -269,3 +269,13 @@ def test_the_log_is_rotated_past_its_cap_under_systemd(vm: TestHost, vm_inv: Pat
     """The watcher runs in the unit (ExecStartPost, as root: systemd opened the log) and stops with it."""
     assert_log_rotates(vm, vm_inv, f"{HOME}/run", lambda: assert_serves(vm, PORTS))
     assert unit_state(vm)[:2] == ("active", "enabled")
+
+
+def test_status_names_the_systemd_unit(vm: TestHost, vm_inv: Path, first_run: dict) -> None:
+    res = run_pyinfra(vm_inv, "deploy/status.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    pid = unit_state(vm)[2]
+    assert re.search(
+        rf"\n  server +running, pid {pid}, up .*, systemd \(tritonserver\.service\), ready, as triton-server", out
+    )
