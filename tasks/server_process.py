@@ -102,8 +102,8 @@ def systemd_unit(s: Settings, layout: Layout) -> str:
     watch += " " + " ".join(systemd_word(a) for a in ["watch", *log_watch_args(s, layout)])
     log = systemd_path(layout.server_log)
     sandbox = ""
-    if s.triton_user != "root":  # the models' code runs in here: it may write its run dir and the HF cache
-        writable = " ".join(systemd_word(p) for p in (layout.run, f"-{layout.hf_cache}"))
+    if s.triton_user != "root":  # the models' code runs in here: it may write the HF cache, nothing else
+        writable = systemd_word(f"-{layout.hf_cache}")
         sandbox = (
             f"User={s.triton_user}\nGroup={s.triton_user}\nNoNewPrivileges=yes\nProtectSystem=strict\n"
             f"ReadWritePaths={writable}\nPrivateTmp=yes\nProtectHome=yes\n"

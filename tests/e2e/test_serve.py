@@ -152,7 +152,10 @@ def test_the_server_and_its_stubs_run_as_the_server_user_who_cannot_write_etc(se
     as_server = f"nsenter -t {pid} -S $(stat -c %u /proc/{pid}) -G $(stat -c %g /proc/{pid})"
     denied = host.ssh(f"{as_server} sh -c 'echo x > /etc/triton-was-here'", check=False)
     assert denied.returncode != 0 and "Permission denied" in denied.stderr
-    assert host.ssh("stat -c %U /opt/triton/run /persist/huggingface/hub").stdout.split() == ["triton-server"] * 2
+    assert host.ssh("stat -c %U /opt/triton/run /persist/huggingface/hub").stdout.split() == ["root", "triton-server"]
+    # nor plant a link where root writes (the log, its rotation, the pid): those writes would follow it
+    planted = host.ssh(f"{as_server} ln -s /etc/passwd /opt/triton/run/tritonserver.log.1", check=False)
+    assert planted.returncode != 0 and "Permission denied" in planted.stderr
 
 
 EVIL_MODEL = """import triton_python_backend_utils as pb_utils
@@ -173,7 +176,7 @@ def test_a_model_whose_code_writes_under_etc_fails_with_a_readable_error(served_
     triton-server), from a repository holding a model whose initialize() writes under /etc."""
     host = served_host["host"]
     repo, run = "/tmp/evil-repo", "/tmp/evil-run"
-    host.ssh(f"mkdir -p {repo}/evil/1 {run} && chown triton-server {run}")
+    host.ssh(f"mkdir -p {repo}/evil/1 {run}")
     (host.host.root / repo.lstrip("/") / "evil" / "1" / "model.py").write_text(EVIL_MODEL)
     (host.host.root / repo.lstrip("/") / "evil" / "config.pbtxt").write_text(
         'name: "evil"\nbackend: "python"\nmax_batch_size: 0\n'
