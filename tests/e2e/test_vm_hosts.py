@@ -5,6 +5,7 @@ crash, stopped and disabled, back after a reboot; the HuggingFace token never re
 from __future__ import annotations
 
 import re
+import shlex
 import secrets
 import time
 from collections.abc import Iterator
@@ -279,3 +280,13 @@ def test_status_names_the_systemd_unit(vm: TestHost, vm_inv: Path, first_run: di
     assert re.search(
         rf"\n  server +running, pid {pid}, up .*, systemd \(tritonserver\.service\), ready, as triton-server", out
     )
+
+
+def test_uninstall_removes_the_unit_and_systemd_forgets_it(vm: TestHost, vm_inv: Path, first_run: dict) -> None:
+    res = run_pyinfra(vm_inv, "deploy/uninstall.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    assert vm.ssh("test -e /etc/systemd/system/tritonserver.service", check=False).returncode == 1
+    load = vm.ssh("systemctl show -p LoadState --value tritonserver.service").stdout.strip()
+    assert load == "not-found"  # daemon-reloaded: no unit of that name left
+    assert vm.ssh(f"test -e {shlex.quote(HOME)}", check=False).returncode == 1
+    assert vm.ssh("pgrep -f 'while kill -[0]'", check=False).returncode == 1  # no log watcher left
