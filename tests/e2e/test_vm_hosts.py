@@ -5,8 +5,8 @@ crash, stopped and disabled, back after a reboot; the HuggingFace token never re
 from __future__ import annotations
 
 import re
-import shlex
 import secrets
+import shlex
 import time
 from collections.abc import Iterator
 from pathlib import Path
