@@ -179,14 +179,17 @@ def test_provisioned_through_the_proxy_as_a_sudo_user_with_a_systemd_unit(
     )
     assert_serves(vm, PORTS)
     # The server and its stubs run as triton-server, in the unit's sandbox: no new privileges, and
-    # the file system read-only but for its run directory and the HF cache.
+    # the file system read-only but for the HF cache (the run directory is root's: it writes the log there).
     stubs = ssh_ok(vm, "pgrep -f '[t]riton_python_backend_stub '").split()
     assert stubs and {ssh_ok(vm, f"ps -o user= -p {p}") for p in [pid, *stubs]} == {"triton-server"}
     assert "NoNewPrivs:\t1" in ssh_ok(vm, f"cat /proc/{pid}/status")
     as_server = f"nsenter -t {pid} -m -S $(stat -c %u /proc/{pid}) -G $(stat -c %g /proc/{pid})"
     denied = vm.ssh(f"{as_server} sh -c 'echo x > /etc/triton-was-here'", check=False)
     assert denied.returncode != 0 and "Read-only file system" in denied.stderr, denied
-    assert vm.ssh(f"{as_server} sh -c 'echo x > /opt/tri%ton/run/probe && rm /opt/tri%ton/run/probe'").returncode == 0
+    hub_cache = "/persist/huggingface/hub"
+    assert vm.ssh(f"{as_server} sh -c 'echo x > {hub_cache}/probe && rm {hub_cache}/probe'").returncode == 0
+    run = vm.ssh(f"{as_server} sh -c 'echo x > /opt/tri%ton/run/probe'", check=False)  # root's: its log, pid
+    assert run.returncode != 0 and "Read-only file system" in run.stderr, run
     # Every download went through the proxy: the artifact and torch from the mirror, apt, PyPI.
     mirror, proxy = net
     targets = [t for _, t, status in proxy.log if status == 200]
