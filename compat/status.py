@@ -93,11 +93,13 @@ def assemble(
             {"index": g["index"], "name": g["name"], "memory_mib": g["memory_mib"]} for g in nvidia.get("gpus", [])
         ],
         "driver": nvidia.get("driver_version"),
-        "disk_used": {"triton_home": extra.get("disk_used", {}).get(layout.home), "persist_dir": None},
+        "disk_used": {
+            "triton_home": extra.get("disk_used", {}).get(layout.home),
+            "persist_dir": extra.get("disk_used", {}).get(layout.persist),
+        },
         "last_provision": last_provision,
         "log_tail": [],
     }
-    status["disk_used"]["persist_dir"] = extra.get("disk_used", {}).get(layout.persist)
     status["ok"] = not should_run or (running and server["ready"])
     if not status["ok"]:
         status["problem"] = (

@@ -96,44 +96,49 @@ def triton_tarball() -> Path:
     return out
 
 
-def triton_tarball_one_stub(python: str) -> Path:
-    """A tarball like a container copy built for one Python: only the stub of `python`, at
-    backends/python/, and no python_backend_stubs/ to choose another from."""
-    out = CACHE_DIR / "artifacts" / f"tritonserver-{PYTRITON.triton}-stub-{python}-only.tar"
+def _derived_tarball(out: Path, edit, extra: dict[str, bytes] | None = None) -> Path:
+    """`out`, made once from triton_tarball(): each member passed through edit(member), which returns
+    it (renamed if need be) or None to leave it out; then the extra files (name -> bytes)."""
     if out.exists():
         return out
     partial = out.with_suffix(".partial")
-    stub = f"tritonserver/python_backend_stubs/{python}/triton_python_backend_stub"
     with tarfile.open(triton_tarball()) as src, tarfile.open(partial, "w") as tar:
         for member in src.getmembers():
-            if member.name.startswith("tritonserver/python_backend_stubs/") and member.name != stub:
-                continue
             data = src.extractfile(member) if member.isfile() else None
-            if member.name == stub:
-                member.name = "tritonserver/backends/python/triton_python_backend_stub"
-            tar.addfile(member, data)
+            kept = edit(member)
+            if kept is not None:
+                tar.addfile(kept, data)
+        for name, content in (extra or {}).items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
     partial.rename(out)
     return out
+
+
+def triton_tarball_one_stub(python: str) -> Path:
+    """A tarball like a container copy built for one Python: only the stub of `python`, at
+    backends/python/, and no python_backend_stubs/ to choose another from."""
+    stub = f"tritonserver/python_backend_stubs/{python}/triton_python_backend_stub"
+
+    def edit(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if member.name == stub:
+            member.name = "tritonserver/backends/python/triton_python_backend_stub"
+        elif member.name.startswith("tritonserver/python_backend_stubs/"):
+            return None
+        return member
+
+    return _derived_tarball(CACHE_DIR / "artifacts" / f"tritonserver-{PYTRITON.triton}-stub-{python}-only.tar", edit)
 
 
 def triton_tarball_variant(name: str, drop: str = "", note: str = "") -> Path:
     """The tarball again as another build: with one member left out (drop: a name prefix under
     tritonserver/, e.g. a library the server needs) and a NOTES file (note), so its sha256 differs."""
-    out = CACHE_DIR / "artifacts" / f"tritonserver-{PYTRITON.triton}-{name}.tar"
-    if out.exists():
-        return out
-    partial = out.with_suffix(".partial")
-    with tarfile.open(triton_tarball()) as src, tarfile.open(partial, "w") as tar:
-        for member in src.getmembers():
-            if drop and member.name.startswith(f"tritonserver/{drop}"):
-                continue
-            tar.addfile(member, src.extractfile(member) if member.isfile() else None)
-        text = (note or name).encode() + b"\n"
-        member = tarfile.TarInfo("tritonserver/NOTES")
-        member.size = len(text)
-        tar.addfile(member, io.BytesIO(text))
-    partial.rename(out)
-    return out
+    return _derived_tarball(
+        CACHE_DIR / "artifacts" / f"tritonserver-{PYTRITON.triton}-{name}.tar",
+        lambda m: None if drop and m.name.startswith(f"tritonserver/{drop}") else m,
+        {"tritonserver/NOTES": (note or name).encode() + b"\n"},
+    )
 
 
 def standalone_python() -> tuple[Path, str]:
