@@ -41,8 +41,16 @@ def record(host_name: str, assessment: Assessment, path: str) -> Path:
     return dest
 
 
-def plan(host_name: str, settings: Settings, d: Decisions, artifact_cached: bool, server: str) -> str:
-    """What a provision will do on this host, printed before any change (and all that --dry prints)."""
+def plan(
+    host_name: str,
+    settings: Settings,
+    d: Decisions,
+    artifact_cached: bool,
+    server: str,
+    artifact_size: int | None = None,
+) -> str:
+    """What a provision will do on this host, printed before any change (and all that --dry prints);
+    artifact_size: bytes to download, where the source said."""
     a = d.artifact
     python = "a standalone CPython" if d.python_source == "standalone" else "the host's"
     torch_from = d.torch_index or " and ".join(
@@ -57,7 +65,8 @@ def plan(host_name: str, settings: Settings, d: Decisions, artifact_cached: bool
         f"  apt      {', '.join(d.apt_packages) + ' to add' if d.apt_packages else 'nothing to add'}",
     ]
     if a:
-        state = "cached, sha256 verified" if artifact_cached else f"to download from {mask(a.url)}"
+        size = f" ({_size(artifact_size)})" if artifact_size is not None else ""
+        state = "cached, sha256 verified" if artifact_cached else f"to download{size} from {mask(a.url)}"
         lines.append(f"  triton   {a.version or '(version from the tarball)'} sha256 {a.sha256[:12]}..., {state}")
     for m in settings.models:
         pinned = m.kind != "hub" or _is_commit(m.revision)
@@ -65,6 +74,11 @@ def plan(host_name: str, settings: Settings, d: Decisions, artifact_cached: bool
         lines.append(f"  model    {m.name}: {m.source}{note}")
     lines.append(f"  server   {server}")
     return "\n".join(lines)
+
+
+def _size(n: int) -> str:
+    """Bytes as people read them: MiB below a GiB, GiB with two decimals above."""
+    return f"{n / (1 << 30):.2f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
 
 
 def _is_commit(revision: str) -> bool:

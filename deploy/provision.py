@@ -22,7 +22,8 @@ from pyinfra.operations import files
 
 from compat import report
 from compat.reading import read_host
-from config.secrets import mask_output
+from config.secrets import has_credentials, mask_output
+from facts.http import UrlSize
 from tasks import (
     apt_packages,
     downloads,
@@ -155,7 +156,10 @@ if assessment.blockers:
     run_summary.refuse(state, host, reasons, "provision")
 else:
     d = assessment.decisions
-    cached = host.get_fact(Sha256File, path=d.artifact.archive) == d.artifact.sha256  # the download step reuses it
+    a = d.artifact
+    cached = host.get_fact(Sha256File, path=a.archive) == a.sha256  # the download step reuses it
+    # its size, asked from the host through its proxy (never with a URL's credentials on a command line)
+    size = None if cached or has_credentials(a.url) else host.get_fact(UrlSize, url=a.url, _env=settings.proxy_env)
     server = serve_models.server_change(settings, layout, d, reading.gpu_ids)
-    print(report.plan(host.name, settings, d, cached, server), flush=True)
+    print(report.plan(host.name, settings, d, cached, server, artifact_size=size), flush=True)
     install(settings, layout, d, reading.gpu_ids)
