@@ -49,6 +49,26 @@ def python(
     )
 
 
+class Live(StringCommand):
+    """A command whose output a run shows as it comes, without -v: a long step's progress lines (pyinfra
+    otherwise holds a command's output until it ends, and shows it only on failure)."""
+
+    def execute(self, state, host, connector_arguments):
+        connector_arguments.update(self.connector_arguments)
+        return host.run_shell_command(self, print_output=True, print_input=state.print_input, **connector_arguments)
+
+
+def live(command: StringCommand) -> Live:
+    """The same command, its output shown live (for scripts that print their own progress lines)."""
+    return Live(*command.bits, _separator=command.separator)
+
+
+def watched(label: str, command: StringCommand) -> Live:
+    """COMMAND run by live.py, which shows every few seconds how far its downloads are (LABEL: bytes,
+    rate, the file and its time left) and its output only if it fails; shown live."""
+    return Live("python3", "-c", QuoteString(source("live.py")), QuoteString(label), "sh", "-c", QuoteString(command))
+
+
 def hex_name(name: str) -> str:
     """A file name as prune.py takes it: its raw bytes in hex (TreeEntries keeps undecodable bytes as
     surrogates), so that no byte of it can be misread on the way."""

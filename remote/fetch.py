@@ -17,6 +17,8 @@ import sys
 import urllib.parse
 import urllib.request
 
+from _progress import Progress
+
 
 def masked(url: str) -> str:
     return re.sub(r"(://[^/@:]*):[^/@]*@", r"\1:***@", url)
@@ -48,7 +50,7 @@ def main(url: str, dest: str, sha256: str) -> int:
     try:
         with urllib.request.urlopen(request(url), timeout=60) as resp, open(part, "wb") as out:
             total = int(resp.headers.get("Content-Length") or 0)
-            step = 10
+            progress = Progress(f"download {os.path.basename(dest)}", total)
             while True:
                 chunk = resp.read(1 << 20)
                 if not chunk:
@@ -56,11 +58,10 @@ def main(url: str, dest: str, sha256: str) -> int:
                 out.write(chunk)
                 digest.update(chunk)
                 done += len(chunk)
-                if total and done * 100 // total >= step:
-                    print(f"fetch: {done * 100 // total}% of {total >> 20} MiB", file=sys.stderr, flush=True)
-                    step = done * 100 // total // 10 * 10 + 10
+                progress.update(done)
         if total and done != total:
             raise http.client.IncompleteRead(b"", total - done)
+        progress.finished(done)
     except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, cut short
         if os.path.exists(part):
             os.unlink(part)

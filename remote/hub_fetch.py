@@ -10,11 +10,14 @@ download is complete), which the HubSnapshot fact reads. Runs with the venv's py
 huggingface_hub; HF_HOME, HF_ENDPOINT and the token file come from the environment).
 """
 
+import contextlib
 import json
 import os
 import sys
+import threading
 
 from _common import marker_name
+from _progress import Progress
 
 CONFIG_SUFFIXES = (".json", ".txt", ".model")
 OTHER_WEIGHTS = ("tf_model", "flax_model", "rust_model", "model.onnx", "coreml", "openvino")
@@ -38,16 +41,42 @@ def lean_files(names):
     return sorted(set(config + weights))
 
 
+def blob_bytes(folder):
+    """Bytes in a repository's blob folder of the HF cache, partial downloads (.incomplete) too."""
+    total = 0
+    for entry in os.scandir(folder) if os.path.isdir(folder) else ():
+        with contextlib.suppress(OSError):  # renamed meanwhile
+            total += entry.stat(follow_symlinks=False).st_size
+    return total
+
+
+def watched(folder, progress, stop):
+    """Progress lines while the download runs: the growth of the blob folder."""
+    start = blob_bytes(folder)
+    while not stop.wait(0.5):
+        progress.update(max(blob_bytes(folder) - start, 0))
+    progress.finished(max(blob_bytes(folder) - start, 0))
+
+
 def main(repo, revision, marker_dir):
-    from huggingface_hub import HfApi, snapshot_download
+    from huggingface_hub import HfApi, constants, snapshot_download
 
     try:
-        info = HfApi().model_info(repo, revision=revision)
+        info = HfApi().model_info(repo, revision=revision, files_metadata=True)
         files = lean_files([s.rfilename for s in info.siblings or []])
         if not any(f.endswith((".safetensors", ".bin")) for f in files):
             print(f"hub: {repo}@{revision} has no safetensors or PyTorch weights at its top level", file=sys.stderr)
             return 3
-        path = snapshot_download(repo, revision=revision, allow_patterns=files)
+        total = sum(s.size or 0 for s in info.siblings or [] if s.rfilename in files)
+        blobs = os.path.join(constants.HF_HUB_CACHE, "models--" + repo.replace("/", "--"), "blobs")
+        stop = threading.Event()
+        watcher = threading.Thread(target=watched, args=(blobs, Progress(f"hub {repo}", total), stop), daemon=True)
+        watcher.start()
+        try:
+            path = snapshot_download(repo, revision=revision, allow_patterns=files)
+        finally:
+            stop.set()
+            watcher.join(timeout=5)
     except Exception as exc:  # every download error: say which model, and that a rerun resumes
         print(
             f"hub: download of {repo}@{revision} failed: {type(exc).__name__}: {exc}. Run again: a partial "

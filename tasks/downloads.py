@@ -22,6 +22,6 @@ def cached(url: str, sha256: str, dest: str, python: str = "python3"):
     if has_credentials(url):
         url_file = f"{dest}.url"
         yield secret_file.upload(url_file, url)
-        yield remote.python(python, "fetch.py", f"@{url_file}", dest, sha256)
+        yield remote.live(remote.python(python, "fetch.py", f"@{url_file}", dest, sha256))
         return
-    yield remote.python(python, "fetch.py", url, dest, sha256)
+    yield remote.live(remote.python(python, "fetch.py", url, dest, sha256))  # progress shown as it comes

@@ -90,7 +90,7 @@ def hub_snapshot(python: str, hf_home: str, markers: str, repo: str, revision: s
         host.noop(f"{repo}@{revision} is in the HuggingFace cache")
         return
     env = {"HF_HOME": hf_home, "HF_HUB_DISABLE_PROGRESS_BARS": "1", **({"HF_ENDPOINT": endpoint} if endpoint else {})}
-    yield remote.python(python, "hub_fetch.py", repo, revision, markers, env=env)
+    yield remote.live(remote.python(python, "hub_fetch.py", repo, revision, markers, env=env))  # progress shown
 
 
 @deploy("Model sources")

@@ -163,7 +163,7 @@ def created(plan: VenvPlan):
     """
     venv_dir = plan.venv_dir
     if plan.restore_token and host.get_fact(File, path=f"{venv_dir}.restore-{plan.restore_token}.log"):
-        yield remote.shell("venv_restore_wait.sh", venv_dir, plan.restore_token)
+        yield remote.live(remote.shell("venv_restore_wait.sh", venv_dir, plan.restore_token, plan.snapshot))
         return
     venv = host.get_fact(VenvPackages, venv_dir)
     if _restores(venv, plan):
@@ -259,23 +259,26 @@ def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]]):
         if any(has_credentials(v) for v in sources[1::2]):
             conf = f"{plan.wheelhouse}/.pip-{name}.conf"
             yield secret_file.upload(conf, _pip_config(sources))
-            yield StringCommand(
-                "{",
-                _pip_download(plan, sources, *what, conf=conf),
-                ";",
-                "rc=$?",
-                ";",
-                "rm",
-                "-f",
-                QuoteString(conf),
-                ";",
-                "exit",
-                "$rc",
-                ";",
-                "}",
+            yield remote.watched(
+                f"wheels ({name})",
+                StringCommand(
+                    "{",
+                    _pip_download(plan, sources, *what, conf=conf),
+                    ";",
+                    "rc=$?",
+                    ";",
+                    "rm",
+                    "-f",
+                    QuoteString(conf),
+                    ";",
+                    "exit",
+                    "$rc",
+                    ";",
+                    "}",
+                ),
             )
         else:
-            yield _pip_download(plan, sources, *what)
+            yield remote.watched(f"wheels ({name})", _pip_download(plan, sources, *what))  # progress shown
 
 
 def _save_lock(state, host, remote_path: str, local_path: str) -> bool:

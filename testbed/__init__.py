@@ -35,7 +35,7 @@ from testbed.inventory import (
     triton_ports,
     write_inventory,
 )
-from testbed.runner import REPO, op_results, run_pyinfra
+from testbed.runner import REPO, op_results, run_pyinfra, run_pyinfra_lines
 from testbed.state import load_hosts
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "reset",
     "restart",
     "run_pyinfra",
+    "run_pyinfra_lines",
     "triton_ports",
     "up",
     "write_inventory",

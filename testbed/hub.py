@@ -121,9 +121,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._missing(repo_id, file)
         if not file:
             names = sorted(str(p.relative_to(repo.root)) for p in repo.root.rglob("*") if p.is_file())
-            data = json.dumps(
-                {"id": repo_id, "modelId": repo_id, "sha": repo.commit, "siblings": [{"rfilename": n} for n in names]}
-            ).encode()
+            blobs = "blobs=true" in self.path.split("?", 1)[-1]  # files_metadata: the hub adds each size
+            siblings = [{"rfilename": n, **({"size": (repo.root / n).stat().st_size} if blobs else {})} for n in names]
+            data = json.dumps({"id": repo_id, "modelId": repo_id, "sha": repo.commit, "siblings": siblings}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))

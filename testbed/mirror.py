@@ -60,15 +60,38 @@ class _Handler(SimpleHTTPRequestHandler):
         self.send_error(403, f"{self.client_address[0]} may not use this mirror")
         return True
 
+    rate = 0  # bytes per second this request is sent at (0: as fast as it goes)
+
+    def _slowed(self) -> None:
+        """/_slow/RATE/PATH is PATH sent at RATE bytes per second (links in a listing stay slow)."""
+        if self.path.startswith("/_slow/"):
+            _, _, rate, rest = self.path.split("/", 3)
+            self.rate, self.path = int(rate), "/" + rest
+
+    def copyfile(self, source, outputfile) -> None:
+        if not self.rate:
+            return super().copyfile(source, outputfile)
+        started, sent = time.monotonic(), 0
+        while chunk := source.read(64 << 10):
+            outputfile.write(chunk)
+            sent += len(chunk)
+            ahead = sent / self.rate - (time.monotonic() - started)
+            if ahead > 0:
+                time.sleep(ahead)
+        return None
+
     def do_HEAD(self):
         if not self._refused():
+            self._slowed()
             super().do_HEAD()
 
     def do_GET(self):
         """/_cut/N/PATH sends PATH's headers (its full Content-Length) and N bytes, then drops the
-        connection: a download cut mid-transfer. Every other path is served as a file."""
+        connection: a download cut mid-transfer. /_slow/RATE/PATH sends PATH at RATE bytes a second.
+        Every other path is served as a file."""
         if self._refused():
             return None
+        self._slowed()
         if not self.path.startswith("/_cut/"):
             return super().do_GET()
         _, _, after, rest = self.path.split("/", 3)
@@ -130,6 +153,10 @@ class Mirror:
     def cut_url(self, name: str, after: int) -> str:
         """A URL of the placed file NAME whose transfer stops after AFTER bytes."""
         return f"{self.url}/_cut/{after}/{name}"
+
+    def slow_url(self, name: str, rate: int) -> str:
+        """A URL of NAME (a placed file, or a folder ending in /) sent at RATE bytes per second."""
+        return f"{self.url}/_slow/{rate}/{name}"
 
     def _record(self, method: str, path: str, status: int, size: int = 0) -> None:
         with self._lock, open(self.log_path, "a") as log:

@@ -34,6 +34,22 @@ def run_pyinfra(
     return res
 
 
+def run_pyinfra_lines(inventory: Path | str, *args: str) -> tuple[int, list[tuple[float, str]]]:
+    """Like run_pyinfra, but each line of the output (stdout and stderr as one) with the second it
+    arrived at since the start: to see that a run says something while a step is still going."""
+    argv = [sys.executable, "-u", "-m", "pyinfra", str(inventory), *args]
+    t0 = time.monotonic()
+    lines: list[tuple[float, str]] = []
+    with subprocess.Popen(
+        argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append((time.monotonic() - t0, line.rstrip("\n")))
+        rc = proc.wait(timeout=1800)
+    return rc, lines
+
+
 def op_results(output: str) -> dict[str, dict[str, int]]:
     """pyinfra's closing table: operation -> {hosts, success, error, no_change}."""
     rows: dict[str, dict[str, int]] = {}

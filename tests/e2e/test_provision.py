@@ -4,6 +4,7 @@ the tarball source, refusal on a blocker, and two hosts at once."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ import tritonclient.grpc as tgrpc
 import tritonclient.http as thttp
 
 import testbed
-from testbed import TestHost, host_index, op_results, run_pyinfra, triton_ports, write_inventory
+from testbed import TestHost, host_index, op_results, run_pyinfra, run_pyinfra_lines, triton_ports, write_inventory
 from tests.e2e import artifacts
 from tests.e2e.test_audit import SNAPSHOT
 
@@ -226,7 +227,9 @@ def test_dry_prints_the_plan_and_changes_nothing(host: TestHost, inv: Path) -> N
     plan = out[out.index("== plan for tb1") :].splitlines()[:9]
     assert "  apt      libpython3.11 to add" in plan
     assert "  torch    torch==2.13.0+cpu from PyPI and find-links http://127.0.0.1" in "\n".join(plan)
-    assert any(line.startswith("  triton   2.51.0 sha256 21f063ff93bb..., to download from http://") for line in plan)
+    size = artifacts.pytriton_wheel().stat().st_size  # what the mirror serves as the artifact
+    want = f"  triton   2.51.0 sha256 21f063ff93bb..., to download ({size / (1 << 20):.1f} MiB) from http://"
+    assert any(line.startswith(want) for line in plan), plan
     assert "  server   will start" in plan
     assert host.ssh(SNAPSHOT).stdout == before  # nothing on the host changed
     out, _ = provision(inv)  # the real run prints the same plan first, then does it
@@ -234,3 +237,35 @@ def test_dry_prints_the_plan_and_changes_nothing(host: TestHost, inv: Path) -> N
     out, _ = provision(inv)
     assert "  server   keeps running (pid " in out
     assert "cached, sha256 verified" in out
+
+
+def test_slow_downloads_show_their_progress_while_they_run(
+    host: TestHost, served: dict, mirror, tmp_path: Path
+) -> None:
+    """A mirror at 12 MB/s: the Triton artifact (55 MB) and the torch wheel (192 MB) say how far they
+    are (bytes of total, rate, time left) every few seconds in a run's normal output, while they run."""
+    host.ssh("rm -rf /persist/downloads /persist/wheels /persist/pip-cache /persist/venv-snapshots")
+    rate = 12_000_000
+    slow = {
+        **served,
+        "triton_pytriton_url": served["triton_pytriton_url"].replace(mirror.url, f"{mirror.url}/_slow/{rate}"),
+        "pip_find_links": mirror.slow_url("wheels/", rate),
+    }
+    inv = write_inventory(tmp_path / "inv.py", [host], slow, own_ports=True)
+    rc, timed = run_pyinfra_lines(inv, "deploy/provision.py", "-y")
+    text = "\n".join(line for _, line in timed)
+    assert rc == 0, text[-6000:]
+    assert_serves(host)
+    number = r"[\d.]+ MiB"
+
+    def when(pattern: str) -> list[float]:
+        return [t for t, line in timed if re.search(pattern, line)]
+
+    artifact = when(rf"\[tb1\] .*download nvidia_pytriton\S*: {number} of {number} \(\d+%\), [\d.]+ MiB/s, \d+ s left")
+    artifact_done = when(rf"download nvidia_pytriton\S*: {number} in [\d.]+ s")
+    assert len(artifact) >= 2 and len(artifact_done) == 1, text[-6000:]
+    wheel = when(rf"wheels \(torch\): torch-2\.13\.0\+cpu\S+ {number} of {number}, \d+ s left; in all {number}")
+    wheel_done = when(rf"wheels \(torch\): {number} in [\d.]+ s")
+    assert len(wheel) >= 3 and len(wheel_done) == 1, text[-6000:]
+    # shown as they came, not at the step's end: the first line seconds before the closing one
+    assert artifact_done[0] - artifact[0] >= 2 and wheel_done[0] - wheel[0] >= 4

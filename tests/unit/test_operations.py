@@ -110,7 +110,7 @@ def _text(command: Any) -> str:
     text = command.get_raw_value() if isinstance(command, StringCommand) else str(command)
     for quoted, label in SCRIPTS.items():
         text = text.replace(quoted, label)
-    return text
+    return f"<live> {text}" if isinstance(command, remote.Live) else text  # output shown as it comes
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.name}/{c.stem}" for c in CASES])

@@ -1,0 +1,85 @@
+"""Run a long command and say how far it is while it runs; runs with the host's python3 (3.8+).
+
+    python3 live.py LABEL COMMAND [ARG...]
+
+For pip downloads: the command gets a private TMPDIR, where pip writes what it downloads; every few
+seconds a line gives the bytes written there, the rate, and the file pip is downloading with its size
+and time left (from pip's own "Downloading NAME (SIZE)" line). The command's output is kept and
+shown only if it fails, with its exit status (a quiet success: the closing line says what moved).
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from _progress import EVERY, Progress, eta, mib
+
+# pip's "Downloading URL-or-NAME (190.0 MB)" (pip's format_size: decimal units)
+DOWNLOADING = re.compile(r"Downloading (\S+)(?: \(([\d.]+) (bytes|kB|MB|GB)\))?")
+UNITS = {"bytes": 1, "kB": 1000, "MB": 1000**2, "GB": 1000**3}
+
+
+def tree_bytes(top):
+    """Bytes of every file under top, and the newest file's name and size (what is being written)."""
+    total, newest, newest_size, newest_time = 0, "", 0, 0.0
+    for folder, _, names in os.walk(top):
+        for name in names:
+            try:
+                st = os.lstat(os.path.join(folder, name))
+            except OSError:  # gone meanwhile
+                continue
+            total += st.st_size
+            if st.st_mtime >= newest_time:
+                newest, newest_size, newest_time = name, st.st_size, st.st_mtime
+    return total, newest, newest_size
+
+
+def main(label, command, every=EVERY):
+    tmp = tempfile.mkdtemp(prefix="triton-live-")
+    lines = []
+    current = {}
+    env = dict(os.environ, TMPDIR=tmp)
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+
+    def read():
+        for raw in child.stdout:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            lines.append(line)
+            m = DOWNLOADING.search(line)
+            if m:
+                name = m[1].rsplit("/", 1)[-1].replace("%2B", "+")
+                current.update(name=name, size=int(float(m[2]) * UNITS[m[3]]) if m[2] else 0)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    progress = Progress(label, every=every)
+    most = 0
+    try:
+        while child.poll() is None:
+            time.sleep(0.25)
+            done, newest, newest_size = tree_bytes(tmp)
+            most = max(most, done)
+            what = ""
+            if current.get("name") and newest == current["name"]:  # the file pip said it is downloading
+                size, rate = current["size"], progress.rate(most, time.monotonic())
+                left = f", {eta((size - newest_size) / rate)} left" if size and rate and size > newest_size else ""
+                what = f"{newest} {mib(newest_size)}" + (f" of {mib(size)}" if size else "") + f"{left}; in all"
+            progress.update(most, what)
+    finally:
+        reader.join(timeout=5)
+        shutil.rmtree(tmp, ignore_errors=True)
+    if child.returncode:
+        print("\n".join(lines), file=sys.stderr)
+        print(f"{label}: failed (exit status {child.returncode})", file=sys.stderr)
+        return child.returncode
+    progress.finished(most)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2:]))

@@ -1,0 +1,92 @@
+"""Progress lines of long host steps (remote/_progress.py, remote/live.py), on real processes and files."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import remote
+
+pytestmark = pytest.mark.unit
+
+live = remote.load("live.py")
+
+# A stand-in for pip: says what it downloads, then writes it into $TMPDIR in 4 steps over ~0.8 s.
+PIP_LIKE = """
+import os, sys, tempfile, time
+print("Collecting big")
+print("Downloading http://127.0.0.1:1/wheels/big-1.0%2Bcpu-py3-none-any.whl (4.2 MB)", flush=True)
+folder = tempfile.mkdtemp()
+with open(os.path.join(folder, "big-1.0+cpu-py3-none-any.whl"), "wb") as f:
+    for _ in range(4):
+        f.write(b"x" * 1_000_000); f.flush(); time.sleep(0.2)
+sys.exit(int(sys.argv[1]))
+"""
+
+
+def test_a_long_download_says_the_file_its_size_rate_and_time_left(capsys) -> None:
+    assert live.main("wheels (torch)", [sys.executable, "-c", PIP_LIKE, "0"], every=0.15) == 0
+    err = capsys.readouterr().err.splitlines()
+    steps = [
+        line
+        for line in err
+        if re.fullmatch(
+            r"wheels \(torch\): big-1\.0\+cpu-py3-none-any\.whl [\d.]+ MiB of 4\.0 MiB(, \d+ s left)?; in all [\d.]+ MiB, "
+            r"[\d.]+ MiB/s",
+            line,
+        )
+    ]
+    assert len(steps) >= 2, err
+    assert any(" s left;" in line for line in steps), err
+    assert re.fullmatch(r"wheels \(torch\): 3\.8 MiB in [\d.]+ s \([\d.]+ MiB/s\)", err[-1]), err
+    assert not any("Collecting" in line for line in err)  # a success stays quiet but for its progress
+
+
+def test_a_failed_command_shows_its_output_and_exit_status(capsys) -> None:
+    assert live.main("wheels (index)", [sys.executable, "-c", PIP_LIKE, "3"], every=10) == 3
+    err = capsys.readouterr().err.splitlines()
+    assert "Collecting big" in err and err[-1] == "wheels (index): failed (exit status 3)"
+
+
+def test_a_quick_step_prints_no_progress(capsys) -> None:
+    assert live.main("wheels (torch)", [sys.executable, "-c", "pass"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_gives_bytes_of_total_rate_and_time_left() -> None:
+    fetch = remote.load("fetch.py")  # the shared piece, as the download script carries it
+    p = fetch.Progress("download t.tar", total=100 << 20)
+    p.first, p.start = 0, 0.0
+    assert p.line(25 << 20, 5.0) == "download t.tar: 25.0 MiB of 100.0 MiB (25%), 5.0 MiB/s, 15 s left"
+    assert p.line(50 << 20, 5.0).endswith("10.0 MiB/s, 5 s left")
+    resumed = fetch.Progress("hub org/m", total=0)
+    resumed.first, resumed.start = 40 << 20, 0.0  # 40 MiB were there before: not in the rate
+    assert resumed.line(60 << 20, 10.0) == "hub org/m: 60.0 MiB, 2.0 MiB/s"
+    slow = fetch.Progress("x", total=10 << 30)
+    slow.first, slow.start = 0, 0.0
+    assert slow.line(1 << 30, 100.0).endswith(", 15 min 00 s left")
+
+
+def test_the_venv_restore_wait_reports_what_is_unpacked(tmp_path: Path) -> None:
+    import subprocess
+
+    venv, token = tmp_path / "venv", "abc"
+    snapshot = tmp_path / "snap.tar"
+    snapshot.write_bytes(b"\0" * (8 << 20))
+    (tmp_path / "venv.new").mkdir()
+    (tmp_path / "venv.new" / "part").write_bytes(b"\1" * (2 << 20))
+    (tmp_path / "venv.restore-abc.log").write_text("")
+    # the job finishes 2.5 s in: the wait says how far the unpack is at 2 s
+    finish = subprocess.Popen(["sh", "-c", f"sleep 2.5; echo 0 > {venv}.restore-{token}.rc"])
+    res = subprocess.run(
+        ["sh", "-c", remote.source("venv_restore_wait.sh"), "w", str(venv), token, str(snapshot)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    finish.wait()
+    assert res.returncode == 0, res.stderr
+    assert re.match(r"venv snapshot: 2 MiB of 8 MiB unpacked, 1 MiB/s, 6 s left", res.stderr), res.stderr
