@@ -72,6 +72,8 @@ def plan(
         pinned = m.kind != "hub" or _is_commit(m.revision)
         note = "" if pinned else " (revision not pinned: a branch or tag, it can move)"
         lines.append(f"  model    {m.name}: {m.source}{note}")
+    if settings.offline:
+        lines.append(f"  network  none (offline): everything from the caches on {settings.persist_dir}")
     lines.append(f"  server   {server}")
     return "\n".join(lines)
 

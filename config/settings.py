@@ -98,6 +98,7 @@ class Settings:
     http_proxy: str = ""
     https_proxy: str = ""
     no_proxy: str = ""
+    offline: bool = False
     models: tuple[ModelSpec, ...] = ()
     hf_endpoint: str = ""
     hf_token: str = field(default="", repr=False)  # a secret: never printed, written 0600
@@ -271,6 +272,7 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_grpc_port": _port,
     "triton_metrics_port": _port,
     "venv_snapshot": lambda v: None,
+    "offline": lambda v: None,
     "purge_persist": lambda v: None,
     "triton_keep_versions": lambda v: None if 1 <= v <= 100 else "must be 1 to 100 (1 keeps only what runs)",
     "venv_lock_dir": lambda v: None if "\0" not in v and "\n" not in v else "must be a directory on the controller",

@@ -28,6 +28,7 @@ from tasks import (
     apt_packages,
     downloads,
     environment,
+    offline,
     python_standalone,
     retention,
     run_summary,
@@ -51,19 +52,21 @@ if records:  # the outcome, kept on the controller for deploy/status.py
 run_summary.summary(state)  # one line per host at the end: OK / BLOCKED / FAILED and why
 
 
-def install(settings, layout, d, gpu_ids: list[int]) -> None:
+def install(settings, layout, d, gpu_ids: list[int], venv_plan: venv.VenvPlan) -> None:
     """Every step, each an idempotent operation, in order."""
 
     # 0. a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
-    find_links = settings.pip_find_links
-    if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
-        find_links = layout.uploaded_wheels
-    venv_plan = venv.plan(settings, layout, d, find_links, restore_token=secrets.token_hex(6))
     venv.restore_started(name="venv snapshot unpacking (background)", plan=venv_plan)
 
     # 1. apt runtime libraries the build and the stub need on this distro (cached on the persistent path)
     net = settings.proxy_env  # exported inside sudo's shell for every step that downloads
-    apt_packages.installed(name="apt runtime libraries", packages=d.apt_packages, cache_dir=layout.apt_cache, _env=net)
+    apt_packages.installed(
+        name="apt runtime libraries",
+        packages=d.apt_packages,
+        cache_dir=layout.apt_cache,
+        offline=settings.offline,
+        _env=net,
+    )
 
     # 2. Triton from a checksummed artifact, cached on the persistent path, switched in when complete
     a = d.artifact  # decided once, by the rules (compat/build.py)
@@ -158,8 +161,19 @@ else:
     d = assessment.decisions
     a = d.artifact
     cached = host.get_fact(Sha256File, path=a.archive) == a.sha256  # the download step reuses it
-    # its size, asked from the host through its proxy (never with a URL's credentials on a command line)
-    size = None if cached or has_credentials(a.url) else host.get_fact(UrlSize, url=a.url, _env=settings.proxy_env)
-    server = serve_models.server_change(settings, layout, d, reading.gpu_ids)
-    print(report.plan(host.name, settings, d, cached, server, artifact_size=size), flush=True)
-    install(settings, layout, d, reading.gpu_ids)
+    find_links = settings.pip_find_links
+    if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
+        find_links = layout.uploaded_wheels
+    venv_plan = venv.plan(settings, layout, d, find_links, restore_token=secrets.token_hex(6))
+    gaps = offline.gaps(settings, layout, d, venv_plan, cached) if settings.offline else []
+    if gaps:  # offline, and the caches lack something: named with what to fetch, before any change
+        print(f"== offline: the caches of {host.name} lack {len(gaps)} thing(s)", flush=True)
+        print("\n".join(f"  MISSING  {g.what}: {g.detail}\n           fetch: {g.fetch}" for g in gaps), flush=True)
+        run_summary.refuse(state, host, "offline, the caches lack " + "; ".join(g.line() for g in gaps), "provision")
+    else:
+        # the artifact's size, asked from the host through its proxy (never with a URL's credentials)
+        ask = not (cached or settings.offline or has_credentials(a.url))
+        size = host.get_fact(UrlSize, url=a.url, _env=settings.proxy_env) if ask else None
+        server = serve_models.server_change(settings, layout, d, reading.gpu_ids)
+        print(report.plan(host.name, settings, d, cached, server, artifact_size=size), flush=True)
+        install(settings, layout, d, reading.gpu_ids, venv_plan)

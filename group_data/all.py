@@ -116,6 +116,10 @@ http_proxy = ""
 https_proxy = ""
 # Hosts reached directly, comma-separated, as curl and pip read it: "localhost,.corp,10.0.0.5".
 no_proxy = ""
+# Provision from the caches on persist_dir alone: no index, no apt update, HF_HUB_OFFLINE=1. What the
+# caches lack (the Triton artifact, apt's .debs, the wheels, a hub model) is named with what to fetch,
+# and the host is refused before any change. Fill the caches by one run with the network first.
+offline = False
 
 # --- Audit ---------------------------------------------------------------------------------
 # Where deploy/audit.py writes its JSON report (on the controller).

@@ -37,8 +37,9 @@ def apt_options(cache_dir: str) -> list[str]:
 
 
 @operation()
-def installed(packages: list[str], cache_dir: str):
-    """Install the packages that are absent; refresh the lists first only when they are stale."""
+def installed(packages: list[str], cache_dir: str, offline: bool = False):
+    """Install the packages that are absent; refresh the lists first only when they are stale.
+    offline: no update, and only .debs already in the cache (apt-get --no-download)."""
     if not packages:
         host.noop("no apt packages needed")
         return
@@ -55,12 +56,13 @@ def installed(packages: list[str], cache_dir: str):
     # The cache may sit on a shared drive: what changed since apt last ran here is named and removed.
     yield remote.python("python3", "apt_cache.py", "check", cache_dir)
     yield host_log.shown(f"{cache_dir}/check.log")
-    info = host.get_fact(File, path=stamp)
-    now = host.get_fact(Date).replace(tzinfo=None)
-    stale = not info or not info.get("mtime") or info["mtime"] < now - APT_LISTS_MAX_AGE
-    # Fresh lists are reused; the check above may have removed them (and the stamp): then update anyway.
-    update = StringCommand("apt-get", *opts, "update", "-q", "&&", "touch", QuoteString(stamp))
-    yield update if stale else StringCommand("test", "-f", QuoteString(stamp), "||", "{", update, ";", "}")
+    if not offline:
+        info = host.get_fact(File, path=stamp)
+        now = host.get_fact(Date).replace(tzinfo=None)
+        stale = not info or not info.get("mtime") or info["mtime"] < now - APT_LISTS_MAX_AGE
+        # Fresh lists are reused; the check above may have removed them (and the stamp): then update anyway.
+        update = StringCommand("apt-get", *opts, "update", "-q", "&&", "touch", QuoteString(stamp))
+        yield update if stale else StringCommand("test", "-f", QuoteString(stamp), "||", "{", update, ";", "}")
     # An install cut off mid-way (a dropped connection) leaves dpkg half-configured; finish it first.
     yield StringCommand(
         "DEBIAN_FRONTEND=noninteractive",
@@ -75,6 +77,7 @@ def installed(packages: list[str], cache_dir: str):
         "-y",
         "-q",
         "--no-install-recommends",
+        *(["--no-download"] if offline else []),
         *(QuoteString(p) for p in missing),
     )
     yield remote.python("python3", "apt_cache.py", "record", cache_dir)

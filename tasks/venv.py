@@ -69,6 +69,7 @@ class VenvPlan:
     cert: str = ""  # a CA bundle for pip instead of certifi's (a standalone Python's pip)
     lock: str = ""  # the venv's lock kept on the controller (every package, with its sha256); "" = none yet
     lock_store: str = ""  # where on the controller the lock made by this run is kept; "" = not kept
+    offline: bool = False  # no index: a venv that holds the pins is kept without filling the wheelhouse
 
     @property
     def lock_file(self) -> str:
@@ -119,6 +120,7 @@ def plan(settings: Settings, layout: Layout, d: Decisions, find_links: str, rest
         cert=d.pip_cert,
         lock=lock,
         lock_store=lock_store,
+        offline=settings.offline,
     )
 
 
@@ -294,22 +296,34 @@ def _save_lock(state, host, remote_path: str, local_path: str) -> bool:
     return True
 
 
+def wheels_at_hand(plan: VenvPlan) -> str | None:
+    """Why no wheel needs downloading (the wheelhouse is complete, the venv comes from its snapshot,
+    or offline, the venv already holds the pins), or None: then wheelhouse_filled downloads."""
+    marker = f"{plan.wheelhouse}/.complete"
+    digests = host.get_fact(FileDigests, [marker, plan.lock_file])
+    host_lock = digests.get(plan.lock_file)
+    wanted = hashlib.sha256(plan.lock.encode()).hexdigest() if plan.lock else None
+    if digests.get(marker) and host_lock and (wanted is None or host_lock["sha256"] == wanted):
+        return f"wheelhouse {plan.wheelhouse} complete, every file recorded with its sha256"
+    venv = host.get_fact(VenvPackages, plan.venv_dir)
+    if _restores(venv, plan):
+        return f"the venv comes from {plan.snapshot}"
+    if plan.offline and _matches(venv, plan) and not host.get_fact(File, path=f"{plan.venv_dir}/{INSTALL_MARKER}"):
+        return f"offline: {plan.venv_dir} holds the pins already"
+    return None
+
+
 @operation()
 def wheelhouse_filled(plan: VenvPlan):
     """Every file the venv needs is in the wheelhouse with its sha256 recorded (requirements.lock),
     downloaded once: torch from its own index, the rest from PyPI or the configured index. With a
     lock kept on the controller, exactly the files it names (pip checks each hash); without, the pins
     are resolved and the lock made here is kept on the controller for every later run."""
+    why = wheels_at_hand(plan)
+    if why:
+        host.noop(why)
+        return
     marker = f"{plan.wheelhouse}/.complete"
-    digests = host.get_fact(FileDigests, [marker, plan.lock_file])
-    host_lock = digests.get(plan.lock_file)
-    wanted = hashlib.sha256(plan.lock.encode()).hexdigest() if plan.lock else None
-    if digests.get(marker) and host_lock and (wanted is None or host_lock["sha256"] == wanted):
-        host.noop(f"wheelhouse {plan.wheelhouse} complete, every file recorded with its sha256")
-        return
-    if _restores(host.get_fact(VenvPackages, plan.venv_dir), plan):
-        host.noop(f"the venv comes from {plan.snapshot}")
-        return
     yield StringCommand("mkdir", "-p", QuoteString(plan.wheelhouse), "&&", "rm", "-f", QuoteString(marker))
     torch = plan.requirements.get("torch")
     if plan.lock:

@@ -269,3 +269,60 @@ def test_slow_downloads_show_their_progress_while_they_run(
     assert len(wheel) >= 3 and len(wheel_done) == 1, text[-6000:]
     # shown as they came, not at the step's end: the first line seconds before the closing one
     assert artifact_done[0] - artifact[0] >= 2 and wheel_done[0] - wheel[0] >= 4
+
+
+def test_offline_reprovisions_a_reset_host_with_the_network_cut(
+    host: TestHost, served: dict, mirror, tmp_path: Path
+) -> None:
+    """offline = True after a reset, every proxy dead and the mirror refusing everyone: apt (its lists
+    stale, so an online run would update them), Triton, the venv and the server all come from the
+    caches on /persist; nothing is asked of the network."""
+    provision(write_inventory(tmp_path / "online.py", [host], served, own_ports=True))  # fills the caches
+    host.reset()
+    host.ssh("touch -d '3 days ago' /persist/apt/update-stamp")
+    dead = "http://127.0.0.1:9"  # nothing listens there: any download through a proxy fails
+    cut = {**served, "offline": True, "http_proxy": dead, "https_proxy": dead}
+    inv = write_inventory(tmp_path / "offline.py", [host], cut, own_ports=True)
+    seen = len(mirror.requests())
+    mirror.allow = ()  # and the mirror refuses every peer
+    try:
+        out, results = provision(inv)
+    finally:
+        mirror.allow = None
+    assert mirror.requests()[seen:] == []
+    assert "  network  none (offline): everything from the caches on /persist" in out
+    assert results["apt runtime libraries"]["success"] == 1  # installed from the cached .debs
+    assert "export HF_HUB_OFFLINE=1" in host.ssh("cat /opt/triton/env.sh").stdout
+    assert_serves(host)
+
+
+def test_offline_names_what_the_caches_lack_before_any_change(host: TestHost, served: dict, tmp_path: Path) -> None:
+    """offline with the Triton artifact, the wheels and a hub model missing from the caches: each is
+    named with what to fetch, the host is refused and nothing on it changes."""
+    provision(write_inventory(tmp_path / "online.py", [host], served, own_ports=True))  # apt's cache filled
+    host.reset()
+    aside = ("downloads", "wheels", "venv-snapshots")
+    host.ssh(" && ".join(f"mv /persist/{d} /persist/{d}.aside" for d in aside))
+    try:
+        settings = {
+            **served,
+            "offline": True,
+            "models": [{"name": "clf", "source": "hub:tiny/offline-clf@main", "task": "text-classification"}],
+        }
+        inv = write_inventory(tmp_path / "offline.py", [host], settings, own_ports=True)
+        before = host.ssh(SNAPSHOT).stdout
+        res = run_pyinfra(inv, "deploy/provision.py", "-y")
+        out = res.stdout + res.stderr
+        assert res.returncode != 0, out[-4000:]
+        assert "== offline: the caches of tb1 lack 3 thing(s)" in out, out[-4000:]
+        wheel = artifacts.pytriton_wheel().name
+        fetch = rf"fetch: http://127\.0\.0\.1:\d+/pytriton/{re.escape(wheel)} \(sha256 {artifacts.PYTRITON.sha256}\)"
+        assert re.search(rf"MISSING  Triton artifact: /persist/downloads/\S+ is not in the cache\n +{fetch}", out), out[
+            -4000:
+        ]
+        assert re.search(r"MISSING  wheels: the wheelhouse /persist/wheels/[0-9a-f]{16} is not complete", out)
+        assert "MISSING  model clf: tiny/offline-clf@main is not in the HuggingFace cache /persist/huggingface" in out
+        assert "refusing to provision tb1, nothing was changed: offline, the caches lack" in out
+        assert host.ssh(SNAPSHOT).stdout == before
+    finally:
+        host.ssh(" ; ".join(f"rm -rf /persist/{d} ; mv /persist/{d}.aside /persist/{d}" for d in aside))

@@ -1,0 +1,85 @@
+"""Offline runs (offline = True): what the caches on the persistent path must hold, read from the host
+before any change. Each gap is named with what to fetch; provision refuses the host while any is left."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyinfra import host
+from pyinfra.facts.deb import DebPackages
+from pyinfra.facts.files import Sha256File
+
+from compat.assessment import Decisions
+from config.layout import Layout
+from config.secrets import mask
+from config.settings import Settings
+from facts.apt import AptDownloads
+from facts.hub import HubSnapshot
+from tasks.venv import VenvPlan, wheels_at_hand
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One thing an offline provision would need the network for."""
+
+    what: str
+    detail: str
+    fetch: str
+
+    def line(self) -> str:
+        return f"{self.what}: {self.detail} (fetch: {self.fetch})"
+
+
+def gaps(settings: Settings, layout: Layout, d: Decisions, venv_plan: VenvPlan, artifact_cached: bool) -> list[Gap]:
+    """Every gap of this host's caches for this provision; [] where it can run without the network."""
+    out: list[Gap] = []
+    a = d.artifact
+    if not artifact_cached:
+        out.append(Gap("Triton artifact", f"{a.archive} is not in the cache", f"{mask(a.url)} (sha256 {a.sha256})"))
+    if d.python_source == "standalone":
+        archive = layout.python_standalone_archive
+        if host.get_fact(Sha256File, path=archive) != settings.python_standalone_sha256:
+            out.append(
+                Gap(
+                    "standalone Python",
+                    f"{archive} is not in the cache",
+                    f"{mask(settings.python_standalone_url)} (sha256 {settings.python_standalone_sha256})",
+                )
+            )
+    have = host.get_fact(DebPackages)
+    to_add = [p for p in d.apt_packages if p not in have]
+    if to_add:
+        needs = host.get_fact(AptDownloads, layout.apt_cache, to_add)
+        online = "run provision once with the network (offline = False), which fills the cache"
+        if not needs["lists"]:
+            out.append(Gap("apt", f"{layout.apt_cache} holds no package lists for {', '.join(to_add)}", online))
+        elif needs["unknown"] or needs["errors"]:
+            why = "; ".join([*(f"unknown package {p}" for p in needs["unknown"]), *needs["errors"]])
+            out.append(Gap("apt", f"the cached lists cannot install {', '.join(to_add)}: {why}", online))
+        elif needs["debs"]:
+            out.append(
+                Gap(
+                    "apt",
+                    f"{len(needs['debs'])} .deb(s) missing from {layout.apt_cache}/archives",
+                    f"{', '.join(needs['debs'])} (apt-get download on a host of this release), or {online}",
+                )
+            )
+    if not wheels_at_hand(venv_plan):
+        fetch = (
+            f"the files that {venv_plan.lock_store} names (pip download --no-deps --require-hashes -r LOCK -d DIR)"
+            if venv_plan.lock
+            else "run provision once with the network (offline = False), which fills it and keeps a lock"
+        )
+        out.append(
+            Gap("wheels", f"the wheelhouse {venv_plan.wheelhouse} is not complete and no venv snapshot fits", fetch)
+        )
+    for m in settings.models:
+        if m.kind == "hub" and not host.get_fact(HubSnapshot, layout.hub_markers, m.repo, m.revision):
+            out.append(
+                Gap(
+                    f"model {m.name}",
+                    f"{m.repo}@{m.revision} is not in the HuggingFace cache {layout.hf_home}",
+                    f"run provision once with the network (offline = False), which fetches {m.repo}",
+                )
+            )
+    return out
