@@ -1,4 +1,4 @@
-"""The test bed's command line: python -m testbed up|reset|restart|remove|down|status."""
+"""The test bed's command line: python -m testbed up|reset|restart|throttle|remove|down|status."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 import testbed
 from testbed.boot import _process_alive
 from testbed.config import INITS, TestbedError
-from testbed.hosts import down, remove, reset, restart, up
+from testbed.hosts import down, remove, reset, restart, throttle, up
 from testbed.inventory import inventory_path
 from testbed.state import load_hosts
 
@@ -30,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     p_restart.add_argument("name")
     p_remove = sub.add_parser("remove", help="stop and delete one host")
     p_remove.add_argument("name")
+    p_slow = sub.add_parser("throttle", help="serve a host's /persist slowly, as a network drive (it reboots)")
+    p_slow.add_argument("name")
+    p_slow.add_argument("--mbps", type=float, default=60.0, help="MB/s each way; 0: unthrottled again")
+    p_slow.add_argument("--latency-ms", type=float, default=2.0, help="wait at each open, create, remove")
     sub.add_parser("down", help="stop and delete every host")
     sub.add_parser("status", help="list the hosts")
     args = parser.parse_args(argv)
@@ -45,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
             restart(args.name)
         elif args.cmd == "remove":
             remove(args.name)
+        elif args.cmd == "throttle":
+            throttle(args.name, args.mbps, args.latency_ms)
         elif args.cmd == "down":
             down()
         else:

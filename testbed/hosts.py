@@ -100,6 +100,22 @@ def restart(name: str) -> Host:
     return _changed(name, "restarted", _reboot)
 
 
+def throttle(name: str, mbps: float, latency_ms: float = 2.0) -> Host:
+    """Serve the host's /persist at MBPS MB/s each way with LATENCY_MS per open (a network drive),
+    then reboot the host onto it (its disk kept). mbps 0: back to the plain directory."""
+    from testbed import throttle as slow
+
+    def change(host: Host) -> None:
+        _stop(host, graceful=True)
+        if mbps:
+            slow.mount(host, mbps, latency_ms)
+        else:
+            slow.unmount(host)
+        _start(host)
+
+    return _changed(name, f"/persist at {mbps:g} MB/s for" if mbps else "/persist unthrottled for", change)
+
+
 def remove(name: str) -> None:
     """Stop and delete one host, leaving the others running (a module's own host)."""
     with _locked() as state:

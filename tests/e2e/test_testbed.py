@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from testbed import REPO, TestHost, run_pyinfra, write_inventory
@@ -29,6 +30,25 @@ def test_reset_keeps_persist_and_drops_the_rest(host: TestHost) -> None:
     assert host.ssh("cat /persist/marker").stdout == "kept\n"
     assert host.ssh("test -e /root/marker", check=False).returncode == 1
     assert "sleep" not in host.ssh("ps -eo comm").stdout  # the reset ended the old processes
+
+
+def test_a_throttled_persist_moves_at_its_rate_and_keeps_its_files(host: TestHost) -> None:
+    """testbed throttle: /persist served through the FUSE limit (15 MB/s here), its files kept; a
+    file opened again is read through the limit again (no cache across opens, as after a reset)."""
+    from testbed.hosts import throttle
+
+    host.ssh("head -c 30000000 /dev/urandom > /persist/slow && sha256sum /persist/slow > /persist/slow.sum")
+    try:
+        throttle(host.name, 15)
+        assert "testbed-throttle on /persist type fuse" in host.ssh("mount").stdout
+        for _ in range(2):
+            t0 = time.monotonic()
+            host.ssh("sha256sum -c --quiet /persist/slow.sum")  # fails where a byte differs
+            assert time.monotonic() - t0 >= 1.8  # 30 MB at 15 MB/s: 2 s
+    finally:
+        throttle(host.name, 0)
+    assert "on /persist type fuse" not in host.ssh("mount").stdout
+    host.ssh("sha256sum -c --quiet /persist/slow.sum && rm /persist/slow /persist/slow.sum")
 
 
 def test_host_sees_only_its_own_processes_and_no_systemd(host: TestHost) -> None:
