@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from pyinfra.api.host import Host
 from pyinfra.facts.files import Directory, File
@@ -11,6 +12,7 @@ from compat.rules import Assessment, HostFacts, assess
 from compat.tables import SYSTEM_CA_BUNDLE
 from config.layout import Layout
 from config.settings import Settings, load, load_inventory
+from facts import batch
 from facts.disk import FreeSpace
 from facts.libraries import LinkerCache, MissingLibraries
 from facts.nvidia import Nvidia
@@ -19,6 +21,7 @@ from facts.python import PythonInterpreters
 from facts.system import CRuntime, InitSystem, OsRelease
 from facts.triton import TritonInstall
 from facts.venv import VenvPackages
+from tasks.run_summary import record_name
 
 
 def triton_elf_files(home: str, backends: list[str]) -> list[str]:
@@ -92,6 +95,10 @@ def read_host(host: Host, inventory) -> HostReading:
     load_inventory(inventory)
     settings = load(host.data.dict(), host.name)
     layout = Layout(settings)
+    records = settings.on_controller(settings.provision_records_dir)
+    deploy = Path(host.state.current_deploy_filename or "deploy").stem
+    facts_list = records / f"{record_name(host.name)}.{deploy}.facts.json" if records else None
+    batch.prefetch(host, facts_list)  # what the last run asked, in one round trip; kept again at its end
     facts = gather(host, settings)
     chosen = assess(facts, settings).decisions.libpython_dir
     facts = replace(facts, triton_missing_libs=missing_libraries(host, layout, facts, chosen))

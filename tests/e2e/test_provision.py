@@ -72,9 +72,13 @@ def test_cold_provision_serves_and_a_second_run_changes_nothing(host: TestHost, 
     assert first["Triton server running, ready and proven"]["success"] == 1
     assert_serves(host)
     assert any(p.startswith("/pytriton/") for _, p, _ in mirror.requests())
-    _, second = provision(inv)
+    out, second = provision(inv, "-v")
     assert changed(second) == {}, f"second run changed: {changed(second)}"
     assert second["Grand total"]["no_change"] == len(second) - 1
+    # what the first run asked was read in one command: nothing else but this run's new restore token
+    read = re.search(r"\[tb1\] read the host: (\d+) facts in 1 round trip\(s\), (\d+) more one by one", out)
+    assert read and int(read[1]) >= 40 and int(read[2]) <= 1, out[-3000:]
+    assert out.count("Loaded fact") == 1 + int(read[2]), [line for line in out.splitlines() if "Loaded fact" in line]
     res = run_pyinfra(inv, "deploy/audit.py", "-y")
     assert res.returncode == 0, res.stdout[-4000:]
     assert "== audit of tb1: all OK" in res.stdout

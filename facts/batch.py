@@ -1,0 +1,247 @@
+"""One round trip to read a host. pyinfra runs one command per fact it is asked (about 50 for a
+provision), each a round trip, and asks an operation's facts when it runs it. Here the facts a
+deploy asked of a host in its last run (kept on the controller) are read together in one command
+at the start, and answer those asks for as long as nothing has changed on the host in this run:
+until the first command of an operation or upload runs there, they are what a read at that moment
+would return. After that, and for a fact not read that way (a first run, changed settings), the
+host is asked as usual; the list is kept for the next run.
+
+Only asks without global arguments (`_sudo`, `_env`) are answered: what pyinfra would run the
+same way. A fact read in the batch is processed by its own class, exactly as pyinfra would.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import os
+import secrets
+from inspect import getcallargs
+from pathlib import Path
+from typing import Any
+
+from pyinfra.api import FactBase, StringCommand
+from pyinfra.api.facts import _make_command
+from pyinfra.api.host import Host
+from pyinfra.api.state import BaseStateCallback
+
+# Fact classes a kept list may name: ours and pyinfra's, nothing else.
+_MODULES = ("facts.", "pyinfra.facts.")
+_MISSING = "##PYINFRA_NOCMD##"  # what pyinfra's own guard prints where a fact's required command is absent
+# One batch command stays below Linux's limit on one argument (MAX_ARG_STRLEN, 128 KiB): sshd hands
+# the whole command to the shell as one; larger lists go in several batches.
+_BATCH_BYTES = 96 << 10
+
+
+class Batch(FactBase[list]):
+    """Several facts' commands run in one: for each, its exit status and output lines. A random
+    mark per batch separates them (no fact's output can hold it by chance)."""
+
+    def command(self, commands: list[str], mark: str) -> StringCommand:
+        parts = [f"echo {mark}; ( {command} ) 2>/dev/null; echo {mark}:$?" for command in commands]
+        return StringCommand("; ".join(parts) if parts else "true")
+
+    @staticmethod
+    def default() -> list:
+        return []
+
+    def process(self, output: list[str]) -> list:
+        """[(status, lines)] in command order, from the marks each one's output sits between."""
+        results: list = []
+        lines: list[str] | None = None
+        mark = output[0] if output else ""  # the first line is always the first fact's mark
+        for line in output:
+            if line == mark:
+                lines = []
+            elif lines is not None and line.startswith(f"{mark}:"):
+                status = line[len(mark) + 1 :]
+                results.append((int(status) if status.isdigit() else 1, lines))
+                lines = None
+            elif lines is not None:
+                lines.append(line)
+        return results
+
+
+def _class(name: str) -> type[FactBase] | None:
+    """The fact class of a kept name ("facts.files.Links", "pyinfra.facts.files.File"), if allowed."""
+    module, _, cls = name.rpartition(".")
+    if not module.startswith(_MODULES):
+        return None
+    try:
+        found = getattr(importlib.import_module(module), cls, None)
+    except ImportError:
+        return None
+    return found if isinstance(found, type) and issubclass(found, FactBase) and found is not Batch else None
+
+
+def _name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _arguments(cls: type[FactBase], args: tuple, kwargs: dict) -> dict[str, Any]:
+    """The fact's arguments by name, as pyinfra binds them (positional or not, the same key)."""
+    if not args and not kwargs:
+        return {}
+    bound = getcallargs(cls().command, *args, **kwargs)
+    bound.pop("self", None)
+    return bound
+
+
+def _key(cls: type, arguments: dict[str, Any]) -> str:
+    return json.dumps([_name(cls), arguments], sort_keys=True, default=str)
+
+
+class _Reads:
+    """Per host: the values the batch read, and what this run asked (kept for the next one)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.asked: dict[str, dict] = {}
+        self.answered = 0  # asks the batch answered
+        self.single = 0  # asks that went to the host one by one
+        self.batches = 0  # batch commands run (one round trip each)
+        self.reading = 0  # inside a fact read: its command changes nothing
+
+
+_READS: dict[str, _Reads] = {}
+_ORIGINAL = Host.get_fact
+_RUN, _PUT = Host.run_shell_command, Host.put_file
+
+
+def _read(reads: _Reads, host: Host, name_or_cls, *args, **kwargs):
+    """The host asked, its command marked as a read (not a change)."""
+    reads.reading += 1
+    try:
+        return _ORIGINAL(host, name_or_cls, *args, **kwargs)
+    finally:
+        reads.reading -= 1
+
+
+def _changing(host: Host) -> None:
+    """A command or upload that is not a fact read: from now on the batch's values may be stale."""
+    reads = _READS.get(host.name)
+    if reads is not None and not reads.reading:
+        reads.values.clear()
+
+
+def _run_shell_command(self: Host, *args, **kwargs):
+    _changing(self)
+    return _RUN(self, *args, **kwargs)
+
+
+def _put_file(self: Host, *args, **kwargs):
+    _changing(self)
+    return _PUT(self, *args, **kwargs)
+
+
+def _get_fact(self: Host, name_or_cls, *args, **kwargs):
+    """Host.get_fact, answered from the batch where it read this fact and nothing changed since."""
+    reads = _READS.get(self.name)
+    if reads is None:
+        return _ORIGINAL(self, name_or_cls, *args, **kwargs)
+    if name_or_cls is not Batch:
+        reads.single += 1  # until the batch answers it below
+    if any(k.startswith("_") for k in kwargs) or not isinstance(name_or_cls, type):
+        return _read(reads, self, name_or_cls, *args, **kwargs)
+    try:
+        arguments = _arguments(name_or_cls, args, kwargs)
+        key = _key(name_or_cls, arguments)
+        json.dumps(arguments)  # only what a JSON list can keep is kept
+    except (TypeError, ValueError):
+        return _read(reads, self, name_or_cls, *args, **kwargs)
+    reads.asked.setdefault(key, {"fact": _name(name_or_cls), "arguments": arguments})
+    if key in reads.values:
+        reads.answered += 1
+        reads.single -= 1
+        return copy.deepcopy(reads.values[key])
+    return _read(reads, self, name_or_cls, *args, **kwargs)
+
+
+def _install() -> None:
+    """Route Host.get_fact through the batch, and see every other command and upload (once)."""
+    if Host.get_fact is not _get_fact:
+        Host.get_fact = _get_fact
+        Host.run_shell_command = _run_shell_command
+        Host.put_file = _put_file
+
+
+class _Keeper(BaseStateCallback):
+    """Keeps each host's list when the run is done with it (its operations run at execution)."""
+
+    def __init__(self) -> None:
+        self.lists: dict[str, Path] = {}
+
+    def host_disconnect(self, state, host) -> None:
+        if host.name in self.lists:
+            keep(host, self.lists.pop(host.name))
+
+
+def prefetch(host: Host, kept: Path | None) -> int:
+    """Read in one command every fact the list at `kept` names (the last run's asks of this host)
+    and answer those asks from it until something changes on the host; returns how many were read.
+    With no list (a first run) nothing is read ahead. This run's asks are kept there at its end."""
+    _install()
+    reads = _READS.setdefault(host.name, _Reads())
+    if kept is not None:
+        keeper = next((h for h in host.state.callback_handlers if isinstance(h, _Keeper)), None)
+        if keeper is None:
+            keeper = _Keeper()
+            host.state.add_callback_handler(keeper)
+        keeper.lists[host.name] = kept
+    if kept is None or not kept.is_file():
+        return 0
+    try:
+        wanted = json.loads(kept.read_text())
+    except (OSError, ValueError):
+        return 0
+    facts: list[tuple[str, FactBase]] = []
+    commands: list[str] = []
+    for item in wanted if isinstance(wanted, list) else []:
+        cls = _class(str(item.get("fact", ""))) if isinstance(item, dict) else None
+        arguments = item.get("arguments") if cls else None
+        if cls is None or not isinstance(arguments, dict):
+            continue
+        fact = cls()
+        try:
+            command = _make_command(fact.command, dict(arguments))
+            needs = _make_command(fact.requires_command, dict(arguments))
+        except TypeError:  # the class changed since the list was kept
+            continue
+        text = command.get_raw_value() if isinstance(command, StringCommand) else str(command)
+        if needs:
+            text = f"if command -v {needs} >/dev/null 2>&1; then ( {text} ); else echo '{_MISSING}'; fi"
+        facts.append((_key(cls, arguments), fact))
+        commands.append(text)
+    results: list = []
+    start = 0
+    while start < len(commands):
+        end, size = start, 0
+        while end < len(commands) and (end == start or size + len(commands[end]) < _BATCH_BYTES):
+            size += len(commands[end]) + 64
+            end += 1
+        got = _read(reads, host, Batch, commands[start:end], f"@@batch-{secrets.token_hex(8)}@@")
+        reads.batches += 1
+        results.extend(got + [(1, [])] * (end - start - len(got)))  # a cut-short batch: the rest asked as usual
+        start = end
+    for (key, fact), (status, lines) in zip(facts, results, strict=True):
+        if status != 0 or lines == [_MISSING]:
+            continue  # asked as usual: pyinfra decides what a failed fact means
+        try:
+            reads.values[key] = fact.process(lines) if lines else fact.default()
+        except Exception:
+            continue
+    return len(reads.values)
+
+
+def keep(host: Host, kept: Path | None) -> None:
+    """Keep the list of facts this run asked of the host, for the next run's prefetch (written aside,
+    then renamed), and say how the host was read."""
+    reads = _READS.get(host.name)
+    if kept is None or reads is None or not reads.asked:
+        return
+    host.log(f"read the host: {reads.answered} facts in {reads.batches} round trip(s), {reads.single} more one by one")
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    tmp = kept.with_name(f".{kept.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(list(reads.asked.values()), indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, kept)
