@@ -52,7 +52,7 @@ if records:  # the outcome, kept on the controller for deploy/status.py
 run_summary.summary(state)  # one line per host at the end: OK / BLOCKED / FAILED and why
 
 
-def install(settings, layout, d, gpu_ids: list[int], venv_plan: venv.VenvPlan) -> None:
+def install(settings, layout, d, gpu_ids: list[int], venv_plan: venv.VenvPlan, artifact_verified: bool) -> None:
     """Every step, each an idempotent operation, in order."""
 
     # 0. a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
@@ -76,6 +76,7 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: venv.VenvPlan) -
         sha256=a.sha256,
         dest=a.archive,
         python=d.script_python,
+        verified=artifact_verified,
         _env=net,
     )
     triton_install.installed(
@@ -176,4 +177,4 @@ else:
         size = host.get_fact(UrlSize, url=a.url, _env=settings.proxy_env) if ask else None
         server = serve_models.server_change(settings, layout, d, reading.gpu_ids)
         print(report.plan(host.name, settings, d, cached, server, artifact_size=size), flush=True)
-        install(settings, layout, d, reading.gpu_ids, venv_plan)
+        install(settings, layout, d, reading.gpu_ids, venv_plan, artifact_verified=cached)

@@ -17,6 +17,9 @@ from _common import sha256
 
 MANIFEST = "manifest.sha256"
 REPORT = "check.log"  # what the last check removed, for the run's output
+# What the last check found intact, each file with its size and mtime: the record after apt ran
+# hashes again only what apt wrote since (a cache on a slow network drive is read once, not twice).
+CHECKED = "checked"
 
 
 def entries(cache):
@@ -31,8 +34,26 @@ def entries(cache):
     return out
 
 
+def _stamp(path):
+    st = os.stat(path)
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
 def record(cache):
-    lines = [f"{sha256(os.path.join(cache, rel))}  {rel}\n" for rel in entries(cache)]
+    checked = {}
+    checked_path = os.path.join(cache, CHECKED)
+    if os.path.exists(checked_path):
+        with open(checked_path) as f:
+            for line in f:
+                stamp, digest, rel = line.rstrip("\n").split(" ", 2)
+                checked[rel] = (stamp, digest)
+        os.unlink(checked_path)
+    lines = []
+    for rel in entries(cache):
+        full = os.path.join(cache, rel)
+        seen = checked.get(rel)
+        digest = seen[1] if seen and seen[0] == _stamp(full) else sha256(full)
+        lines.append(f"{digest}  {rel}\n")
     path = os.path.join(cache, MANIFEST)
     with open(path + ".part", "w") as f:
         f.writelines(lines)
@@ -49,7 +70,15 @@ def check(cache):
             for line in f:
                 digest, _, rel = line.rstrip("\n").partition("  ")
                 recorded[rel] = digest
-    bad = [rel for rel in entries(cache) if recorded.get(rel) != sha256(os.path.join(cache, rel))]
+    bad, intact = [], []
+    for rel in entries(cache):
+        full = os.path.join(cache, rel)
+        stamp = _stamp(full)
+        digest = sha256(full)
+        if recorded.get(rel) == digest:
+            intact.append(f"{stamp} {digest} {rel}\n")
+        else:
+            bad.append(rel)
     lists_bad = any(rel.startswith("lists/") for rel in bad)
     report = []
     for rel in bad:
@@ -66,6 +95,9 @@ def check(cache):
         report.append("apt cache: the package lists will be fetched and verified again")
     with open(os.path.join(cache, REPORT), "w") as f:
         f.writelines(line + "\n" for line in report)
+    if not lists_bad:
+        with open(os.path.join(cache, CHECKED), "w") as f:
+            f.writelines(intact)
     for line in report:
         print(line, file=sys.stderr)
     return 0

@@ -30,6 +30,11 @@ def apt_options(cache_dir: str) -> list[str]:
         f"Dir::State::Lists={cache_dir}/lists",
         "-o",
         f"Dir::Cache::Archives={cache_dir}/archives",
+        # the lists kept compressed (~20 MB, not ~100): they are read from a slow drive after a reset
+        "-o",
+        "Acquire::GzipIndexes=true",
+        "-o",
+        "Acquire::CompressionTypes::Order::=gz",
         # wait for a dpkg another run (or one a dropped connection left behind) still holds
         "-o",
         f"DPkg::Lock::Timeout={APT_LOCK_TIMEOUT_S}",

@@ -52,3 +52,22 @@ def test_a_changed_or_planted_list_takes_every_list_and_the_update_stamp_with_it
     assert "will be fetched and verified again" in err
     assert apt_cache.entries(str(c)) == ["archives/libpython3.11_3.11.2-6+deb12u6_amd64.deb"]
     assert not (c / "update-stamp").exists()
+
+
+def test_the_record_after_apt_hashes_only_what_apt_wrote_since_the_check(tmp_path: Path, monkeypatch) -> None:
+    c = cache(tmp_path)
+    apt_cache.record(str(c))
+    apt_cache.check(str(c))  # reads every file once, notes what it found intact
+    hashed: list[str] = []
+    real = apt_cache.sha256
+    monkeypatch.setattr(apt_cache, "sha256", lambda path: hashed.append(Path(path).name) or real(path))
+    new_deb = c / "archives" / "libb64-0d_1.2-5+b1_amd64.deb"
+    new_deb.write_bytes(b"new deb")  # what apt downloaded
+    apt_cache.record(str(c))
+    assert hashed == [new_deb.name]
+    manifest = (c / "manifest.sha256").read_text()
+    assert f"{real(str(new_deb))}  archives/{new_deb.name}" in manifest and manifest.count("\n") == 4
+    # without a check before it (or with the file rewritten since), everything is hashed again
+    hashed.clear()
+    apt_cache.record(str(c))
+    assert len(hashed) == 4
