@@ -222,6 +222,16 @@ DISTRO_PYTHONS: dict[tuple[str, str], tuple[str, ...]] = {
 }
 LIBPYTHON_PACKAGE_SUFFIX: dict[tuple[str, str], str] = {("ubuntu", "24.04"): "t64"}
 
+# uv, the installer that puts the wheelhouse into the venv (venv_installer = "uv"): one pinned
+# release, its wheels' sha256 per platform [pypi-uv: https://pypi.org/pypi/uv/0.13.9/json, checked
+# 2026-12-01: manylinux_2_17_x86_64 and manylinux_2_28_aarch64]. pip downloads it into the
+# wheelhouse (its tools/ folder) with --require-hashes, from the same index as every other wheel.
+UV_VERSION = "0.13.9"
+UV_SHA256 = (
+    "d7f459fe4fd247d830351c75686d3996ace3c6f3f728eb0e85a30b7ada0cef19",  # x86_64
+    "ecb6028d79dc96fbeafffe5c8af62a7099487ebc05a701e76714eebcffd06375",  # aarch64
+)
+
 # The system CA bundle of Debian and Ubuntu (package ca-certificates). A standalone CPython's
 # pip trusts only its own certifi bundle; pointed here it trusts what the host trusts (a
 # corporate proxy's CA, a private mirror's), as the distribution's own pip does [apt].

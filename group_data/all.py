@@ -72,6 +72,10 @@ tritonclient_version = "2.51.0"
 # ~6 GB with CUDA): a host re-provisioned after a reset unpacks it in seconds instead of pip
 # installing every wheel again. False = install from the wheelhouse each time.
 venv_snapshot = True
+# What installs the wheelhouse into the venv: "uv" (a pinned, hash-checked wheel from the same index,
+# kept in the wheelhouse; installs in a fraction of pip's time, BENCHMARKS.md section 7) or "pip".
+# Either way: exactly the locked files, each checked against its sha256, with no index.
+venv_installer = "uv"
 
 # Where the controller keeps each venv's lock: every package, transitive ones too, with its version
 # and sha256, one file per Python, torch variant and pins. The first provision writes it; every later

@@ -19,6 +19,7 @@ from pyinfra.facts.files import File
 
 import remote
 from compat.assessment import Decisions
+from compat.tables import UV_SHA256, UV_VERSION
 from config.layout import Layout
 from config.secrets import has_credentials
 from config.settings import Settings
@@ -70,6 +71,13 @@ class VenvPlan:
     lock: str = ""  # the venv's lock kept on the controller (every package, with its sha256); "" = none yet
     lock_store: str = ""  # where on the controller the lock made by this run is kept; "" = not kept
     offline: bool = False  # no index: a venv that holds the pins is kept without filling the wheelhouse
+    installer: str = "pip"  # what installs the wheelhouse into the venv: "uv" (its wheel in tools/) or "pip"
+    tools: str = ""  # where uv's binary is unpacked (local disk, beside the installs)
+
+    @property
+    def uv_requirement(self) -> str:
+        """uv pinned, with the sha256 of each platform's wheel (pip takes the one for this host)."""
+        return f"uv=={UV_VERSION} " + " ".join(f"--hash=sha256:{h}" for h in UV_SHA256) + "\n"
 
     @property
     def lock_file(self) -> str:
@@ -121,6 +129,8 @@ def plan(settings: Settings, layout: Layout, d: Decisions, find_links: str, rest
         lock=lock,
         lock_store=lock_store,
         offline=settings.offline,
+        installer=settings.venv_installer,
+        tools=f"{layout.home}/tools",
     )
 
 
@@ -232,7 +242,7 @@ def _pip_config(sources: list[str]) -> str:
     return text + (f"find-links = {' '.join(links)}\n" if links else "")
 
 
-def _pip_download(plan: VenvPlan, sources: list[str], *what: str, conf: str = "") -> StringCommand:
+def _pip_download(plan: VenvPlan, sources: list[str], *what: str, conf: str = "", dest: str = "") -> StringCommand:
     """pip download into the wheelhouse; with conf, the sources are in that pip configuration file (a
     URL with a password there, never on the command line)."""
     where = ["env", QuoteString(f"PIP_CONFIG_FILE={conf}")] if conf else []
@@ -247,7 +257,7 @@ def _pip_download(plan: VenvPlan, sources: list[str], *what: str, conf: str = ""
         "--cache-dir",
         QuoteString(plan.pip_cache),
         "--dest",
-        QuoteString(plan.wheelhouse),
+        QuoteString(dest or plan.wheelhouse),
         *([] if conf else (QuoteString(a) for a in sources)),
         *(["--cert", QuoteString(plan.cert)] if plan.cert else []),
         *what,
@@ -256,8 +266,10 @@ def _pip_download(plan: VenvPlan, sources: list[str], *what: str, conf: str = ""
 
 def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]]):
     """Each (name, sources, requirements) download; where a source URL holds a password, its sources go
-    to the host in a root-only pip configuration file (secret_file), removed once pip is done."""
+    to the host in a root-only pip configuration file (secret_file), removed once pip is done. The
+    step named "uv" downloads into the wheelhouse's tools/ folder (not part of the venv's lock)."""
     for name, sources, what in steps:
+        dest = f"{plan.wheelhouse}/tools" if name == "uv" else ""
         if any(has_credentials(v) for v in sources[1::2]):
             conf = f"{plan.wheelhouse}/.pip-{name}.conf"
             yield secret_file.upload(conf, _pip_config(sources))
@@ -265,7 +277,7 @@ def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]]):
                 f"wheels ({name})",
                 StringCommand(
                     "{",
-                    _pip_download(plan, sources, *what, conf=conf),
+                    _pip_download(plan, sources, *what, conf=conf, dest=dest),
                     ";",
                     "rc=$?",
                     ";",
@@ -280,7 +292,7 @@ def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]]):
                 ),
             )
         else:
-            yield remote.watched(f"wheels ({name})", _pip_download(plan, sources, *what))  # progress shown
+            yield remote.watched(f"wheels ({name})", _pip_download(plan, sources, *what, dest=dest))  # progress shown
 
 
 def _save_lock(state, host, remote_path: str, local_path: str) -> bool:
@@ -344,6 +356,12 @@ def wheelhouse_filled(plan: VenvPlan):
         steps.append(("index", [*_index_sources(plan), "--find-links", plan.wheelhouse], pins))
         yield from _downloads(plan, steps)
         yield remote.python("python3", "wheel_lock.py", plan.wheelhouse)
+    if plan.installer == "uv":  # the installer's own wheel, pinned by hash, beside (not in) the venv's lock
+        uv_req = f"{plan.wheelhouse}/tools/uv.requirements"
+        yield StringCommand("mkdir", "-p", QuoteString(f"{plan.wheelhouse}/tools"))
+        yield FileUploadCommand(StringIO(plan.uv_requirement), uv_req)
+        only = ["--no-deps", "--only-binary", ":all:", "--require-hashes", "-r", QuoteString(uv_req)]
+        yield from _downloads(plan, [("uv", _index_sources(plan), only)])
     yield StringCommand("touch", QuoteString(marker))
     if plan.lock_store and not plan.lock:
         yield FunctionCommand(_save_lock, (plan.lock_file, plan.lock_store), {})
@@ -370,6 +388,14 @@ def packages_installed(plan: VenvPlan):
         host.noop(f"venv has {', '.join(f'{k} {v}' for k, v in requirements.items())}")
         return
     yield remote.python("python3", "wheel_lock.py", "--check", plan.wheelhouse)  # each file, its sha256
+    if plan.installer == "uv":
+        again = "reinstall" if interrupted else ""
+        uv = (plan.tools, UV_VERSION, *UV_SHA256)
+        install = remote.shell("venv_install.sh", venv_dir, plan.wheelhouse, plan.lock_file, again, *uv)
+        yield StringCommand(
+            "touch", QuoteString(marker), "&&", *pip_locked(venv_dir), install, "&&", "rm", "-f", QuoteString(marker)
+        )
+        return
     yield StringCommand(
         "touch",
         QuoteString(marker),

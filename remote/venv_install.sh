@@ -1,0 +1,33 @@
+# $1 venv, $2 wheelhouse, $3 lock, $4 "reinstall" or "", $5 tools folder, $6 uv version, $7... the uv
+# wheel's allowed sha256s: exactly the locked files of the wheelhouse into the venv, each checked
+# against its sha256, no index. With uv where the wheelhouse holds its pinned wheel (tools/): the
+# wheel's sha256 is checked, its binary unpacked once into the tools folder; else with pip.
+v="$1" wh="$2" lock="$3" again="$4" tools="$5" version="$6"
+shift 6
+uv="$tools/uv-$version/uv"
+if [ ! -x "$uv" ]; then
+  for whl in "$wh"/tools/uv-"$version"-*.whl; do
+    [ -f "$whl" ] || continue
+    sum=$(sha256sum < "$whl" | cut -d" " -f1)
+    ok=""
+    for allowed in "$@"; do [ "$sum" != "$allowed" ] || ok=1; done
+    if [ -z "$ok" ]; then
+      echo "$whl does not match uv $version's sha256 (damaged or altered): not used" >&2
+      continue
+    fi
+    mkdir -p "$tools/uv-$version" && python3 -c '
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst:
+    shutil.copyfileobj(src, dst)
+' "$whl" "uv-$version.data/scripts/uv" "$uv.part" && chmod 755 "$uv.part" && mv "$uv.part" "$uv"
+    break
+  done
+fi
+if [ -x "$uv" ]; then
+  "$uv" pip install --python "$v/bin/python" --no-index --find-links "$wh" --require-hashes --no-deps \
+    ${again:+--reinstall} --link-mode copy --no-cache --quiet -r "$lock"
+else
+  echo "uv $version is not in $wh/tools: installing with pip" >&2
+  "$v/bin/pip" install --disable-pip-version-check --no-index --no-compile ${again:+--force-reinstall} \
+    --progress-bar off --find-links "$wh" --require-hashes --no-deps -r "$lock"
+fi
