@@ -14,7 +14,6 @@ Needs root (test hosts).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 from pathlib import Path

@@ -88,6 +88,7 @@ class Settings:
     triton_grpc_port: int
     triton_metrics_port: int
     venv_snapshot: bool
+    venv_snapshot_compression: str
     venv_lock_dir: str
     triton_keep_versions: int
     purge_persist: bool
@@ -272,6 +273,7 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_grpc_port": _port,
     "triton_metrics_port": _port,
     "venv_snapshot": lambda v: None,
+    "venv_snapshot_compression": _one_of("auto", "zstd", "gzip", "none"),
     "offline": lambda v: None,
     "purge_persist": lambda v: None,
     "triton_keep_versions": lambda v: None if 1 <= v <= 100 else "must be 1 to 100 (1 keeps only what runs)",
