@@ -88,6 +88,7 @@ class Settings:
     triton_grpc_port: int
     triton_metrics_port: int
     venv_snapshot: bool
+    venv_snapshot_compression: str
     venv_installer: str
     venv_lock_dir: str
     triton_keep_versions: int
@@ -273,6 +274,7 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_grpc_port": _port,
     "triton_metrics_port": _port,
     "venv_snapshot": lambda v: None,
+    "venv_snapshot_compression": _one_of("auto", "zstd", "gzip", "none"),
     "venv_installer": _one_of("uv", "pip"),
     "offline": lambda v: None,
     "purge_persist": lambda v: None,

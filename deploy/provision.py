@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyinfra import host, state
 from pyinfra.facts.files import Sha256File
+from pyinfra.facts.server import Which
 from pyinfra.operations import files
 
 from compat import report
@@ -165,9 +166,18 @@ else:
     find_links = settings.pip_find_links
     if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
         find_links = layout.uploaded_wheels
-    venv_plan = venv.plan(settings, layout, d, find_links, restore_token=secrets.token_hex(6))
+    compression = settings.venv_snapshot_compression
+    has_zstd = settings.venv_snapshot and compression in ("auto", "zstd") and bool(host.get_fact(Which, command="zstd"))
+    codec = venv.snapshot_codec(compression, has_zstd)
+    venv_plan = venv.plan(settings, layout, d, find_links, restore_token=secrets.token_hex(6), codec=codec)
     gaps = offline.gaps(settings, layout, d, venv_plan, cached) if settings.offline else []
-    if gaps:  # offline, and the caches lack something: named with what to fetch, before any change
+    if settings.venv_snapshot and compression == "zstd" and not has_zstd:
+        reason = "venv_snapshot_compression is zstd: the host has no zstd command"
+        print(f"== {host.name}: {reason} (fix: install zstd, or set it to auto)", flush=True)
+        run_summary.refuse(
+            state, host, f"{reason} (fix: install zstd, or set venv_snapshot_compression = auto)", "provision"
+        )
+    elif gaps:  # offline, and the caches lack something: named with what to fetch, before any change
         print(f"== offline: the caches of {host.name} lack {len(gaps)} thing(s)", flush=True)
         print("\n".join(f"  MISSING  {g.what}: {g.detail}\n           fetch: {g.fetch}" for g in gaps), flush=True)
         run_summary.refuse(state, host, "offline, the caches lack " + "; ".join(g.line() for g in gaps), "provision")

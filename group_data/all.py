@@ -72,6 +72,10 @@ tritonclient_version = "2.51.0"
 # ~6 GB with CUDA): a host re-provisioned after a reset unpacks it in seconds instead of pip
 # installing every wheel again. False = install from the wheelhouse each time.
 venv_snapshot = True
+# How the snapshot is compressed. A notebook's persistent path is a network drive (tens of MB/s):
+# there reading a third of the bytes wins by far (BENCHMARKS.md, section 5). "auto" = zstd where the
+# host has the zstd command (Ubuntu images do), else gzip; "zstd", "gzip" or "none" (a plain tar).
+venv_snapshot_compression = "auto"
 # What installs the wheelhouse into the venv: "uv" (a pinned, hash-checked wheel from the same index,
 # kept in the wheelhouse; installs in a fraction of pip's time, BENCHMARKS.md section 7) or "pip".
 # Either way: exactly the locked files, each checked against its sha256, with no index.

@@ -9,8 +9,8 @@ reqs=requirements.txt
 
 apt_needs=(debootstrap openssh-server openssh-client ca-certificates util-linux mount tar procps)
 # the e2e tests make a standalone-Python stand-in from the controller's CPython (tests/e2e/artifacts.py);
-# libfuse2: the test bed's slow /persist (testbed/throttle.py)
-[ "${1:-}" = "--test" ] && apt_needs+=(patchelf shellcheck libfuse2)
+# libfuse2: the test bed's slow /persist (testbed/throttle.py); zstd: the venv snapshot tests
+[ "${1:-}" = "--test" ] && apt_needs+=(patchelf shellcheck libfuse2 zstd)
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
   for pkg in "${apt_needs[@]}"; do

@@ -46,6 +46,18 @@ def wheelhouse_key(requirements: dict[str, str], sources: list[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+# A venv snapshot's file name ends by how it is compressed; venv_restore.sh reads it from there.
+SNAPSHOT_SUFFIXES = {"none": ".tar", "gzip": ".tar.gz", "zstd": ".tar.zst"}
+
+
+def snapshot_codec(setting: str, has_zstd: bool) -> str:
+    """venv_snapshot_compression as this host can do it: auto is zstd where the host has the zstd
+    command (Ubuntu images do), else gzip, which every host has."""
+    if setting == "auto":
+        return "zstd" if has_zstd else "gzip"
+    return setting
+
+
 def snapshot_key(wheelhouse_key_: str, python: str, venv_dir: str) -> str:
     """A snapshot per wheelhouse, interpreter and place: a venv names both its python and its path."""
     return hashlib.sha256(f"{wheelhouse_key_}\n{python}\n{venv_dir}".encode()).hexdigest()[:16]
@@ -102,12 +114,15 @@ def target(settings: Settings, layout: Layout, d: Decisions) -> str:
     return f"{layout.venvs}/{name}-py{d.python}"
 
 
-def plan(settings: Settings, layout: Layout, d: Decisions, find_links: str, restore_token: str) -> VenvPlan:
-    """The host's venv plan: the wheelhouse keyed by pins and sources, the snapshot by that key, the
-    Python and the venv's path, and the lock the controller keeps for them (read here, once)."""
+def plan(
+    settings: Settings, layout: Layout, d: Decisions, find_links: str, restore_token: str, codec: str = "none"
+) -> VenvPlan:
+    """The host's venv plan: the wheelhouse keyed by pins and sources, the snapshot by that key (its
+    suffix names its compression, codec), the Python and the venv's path, and the lock the
+    controller keeps for them (read here, once)."""
     key = _key(settings, d)
     venv_dir = target(settings, layout, d)
-    snapshot = f"{layout.venv_snapshots}/{snapshot_key(key, d.python_path, venv_dir)}.tar"
+    snapshot = f"{layout.venv_snapshots}/{snapshot_key(key, d.python_path, venv_dir)}{SNAPSHOT_SUFFIXES[codec]}"
     lock_store, lock = "", ""
     store = settings.on_controller(settings.venv_lock_dir)
     if store:
@@ -200,7 +215,8 @@ def snapshot_saved(plan: VenvPlan):
         host.noop(f"venv snapshot {plan.snapshot} kept")
         return
     folder, name = plan.snapshot.rsplit("/", 1)
-    yield remote.shell("venv_snapshot.sh", plan.venv_dir, folder, plan.snapshot, name)
+    codec = next((c for c, suffix in SNAPSHOT_SUFFIXES.items() if c != "none" and name.endswith(suffix)), "none")
+    yield remote.shell("venv_snapshot.sh", plan.venv_dir, folder, plan.snapshot, name, codec)
 
 
 def pip_locked(venv_dir: str) -> list:

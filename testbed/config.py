@@ -17,6 +17,9 @@ DEBIAN_MIRROR = os.environ.get("TRITON_TESTBED_DEBIAN_MIRROR", "http://deb.debia
 BASE_PACKAGES = ("python3", "python3-venv", "openssh-server", "ca-certificates")
 # What a VM image adds: systemd as init, D-Bus for logind, sudo for its admin user.
 SYSTEMD_PACKAGES = ("systemd", "systemd-sysv", "dbus", "sudo")
+# What a notebook image adds: zstd, which Ubuntu images (Colab's among them) ship; the VM image,
+# like Debian's own, has none (the venv snapshot then falls back to gzip: both paths are tested).
+NOTEBOOK_PACKAGES = ("zstd",)
 INITS = ("none", "systemd")
 CGROUP = Path("/sys/fs/cgroup")
 FIRST_SSH_PORT = 2201

@@ -3,6 +3,7 @@ read-only lower directory every host's overlay starts from."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import time
@@ -14,6 +15,7 @@ from testbed.config import (
     CACHE_DIR,
     DEBIAN_MIRROR,
     INITS,
+    NOTEBOOK_PACKAGES,
     PERSIST_PATH,
     SYSTEMD_PACKAGES,
     TestbedError,
@@ -22,8 +24,15 @@ from testbed.config import (
 )
 
 
+def packages(init: str) -> tuple[str, ...]:
+    """What debootstrap includes in a base of this flavour."""
+    return BASE_PACKAGES + (SYSTEMD_PACKAGES if init == "systemd" else NOTEBOOK_PACKAGES)
+
+
 def _flavour(release: str, init: str) -> str:
-    return release if init == "none" else f"{release}-{init}"
+    """The base's cache name: its release, its init, and its package list (a changed list builds anew)."""
+    key = hashlib.sha256(" ".join(packages(init)).encode()).hexdigest()[:8]
+    return f"{release}-{key}" if init == "none" else f"{release}-{init}-{key}"
 
 
 def tarball_path(release: str, init: str = "none") -> Path:
@@ -46,7 +55,7 @@ def ensure_base(release: str, init: str = "none") -> Path:
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     tarball = tarball_path(release, init)
     if not tarball.exists():
-        _build_tarball(release, tarball, BASE_PACKAGES + (SYSTEMD_PACKAGES if init == "systemd" else ()))
+        _build_tarball(release, tarball, packages(init))
     if base.exists():
         shutil.rmtree(base)
     tmp = base.with_name(base.name + ".tmp")
