@@ -24,8 +24,15 @@ with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.arg
   done
 fi
 if [ -x "$uv" ]; then
+  # uv unpacks each wheel once into a cache beside the venv (same file system) and hard-links the
+  # files into it; the cache goes once they are in (the venv's links keep them)
+  cache="$v.uv.tmp"
+  rm -rf "$cache"
   "$uv" pip install --python "$v/bin/python" --no-index --find-links "$wh" --require-hashes --no-deps \
-    ${again:+--reinstall} --link-mode copy --no-cache --quiet -r "$lock"
+    ${again:+--reinstall} --link-mode hardlink --cache-dir "$cache" --quiet -r "$lock"
+  rc=$?
+  rm -rf "$cache"
+  exit "$rc"
 else
   echo "uv $version is not in $wh/tools: installing with pip" >&2
   "$v/bin/pip" install --disable-pip-version-check --no-index --no-compile ${again:+--force-reinstall} \
