@@ -11,7 +11,7 @@ from pyinfra.facts.files import Directory, File
 from compat.rules import Assessment, HostFacts, assess
 from compat.tables import SYSTEM_CA_BUNDLE
 from config.layout import Layout
-from config.settings import Settings, load, load_inventory
+from config.settings import Settings, load, load_inventory, record_name
 from facts import batch
 from facts.disk import FreeSpace
 from facts.libraries import LinkerCache, MissingLibraries
@@ -21,7 +21,6 @@ from facts.python import PythonInterpreters
 from facts.system import CRuntime, InitSystem, OsRelease
 from facts.triton import TritonInstall
 from facts.venv import VenvPackages
-from tasks.run_summary import record_name
 
 
 def triton_elf_files(home: str, backends: list[str]) -> list[str]:

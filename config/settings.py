@@ -47,6 +47,12 @@ _PYTHON = re.compile(r"^3\.\d{1,2}$")
 _VARIANT = re.compile(r"^(auto|cpu|cu\d{3})$")
 
 
+def record_name(host_name: str) -> str:
+    """A host's file name on the controller (its records, its facts list): its name with anything but
+    letters, digits, '.', '-', '_' replaced."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in host_name).lstrip(".") or "_"
+
+
 class SettingsError(ValueError):
     """One or more settings are wrong; the message lists each with its fix."""
 

@@ -12,6 +12,8 @@ from pathlib import Path
 from pyinfra import logger
 from pyinfra.api.state import BaseStateCallback, State
 
+from config.settings import record_name
+
 
 class RunSummary(BaseStateCallback):
     """Collects each host's outcome; prints them all once the last host has disconnected."""
@@ -63,11 +65,6 @@ class RunSummary(BaseStateCallback):
         tmp = dest.with_name(f".{dest.name}.tmp")
         tmp.write_text(json.dumps(record, indent=2) + "\n")
         os.replace(tmp, dest)
-
-
-def record_name(host_name: str) -> str:
-    """A host's record file name: its name with anything but letters, digits, '.', '-', '_' replaced."""
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in host_name).lstrip(".") or "_"
 
 
 def last_record(folder: Path, host_name: str) -> dict | None:
