@@ -31,6 +31,7 @@ class HostFacts:
     system_ca_bundle: bool = False  # compat.tables.SYSTEM_CA_BUNDLE exists on the host
     standalone_python_exists: bool = False  # the configured standalone CPython is unpacked
     persist_dir: dict | None = None  # pyinfra's Directory fact of persist_dir: user, group, mode (755)
+    cpus: int | None = None  # CPUs online (pyinfra's hardware.Cpus)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,8 @@ class Decisions:
     torch_index: str | None = None  # full index URL, or None
     apt_packages: list[str] = field(default_factory=list)
     venv_pins: dict[str, str] = field(default_factory=dict)  # name -> exact version in the venv
+    # model name -> (instances, torch threads per instance, why): what the host's CPUs make best
+    model_serving: dict[str, tuple[int, int, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pyinfra.api.host import Host
 from pyinfra.facts.files import Directory, File
+from pyinfra.facts.hardware import Cpus
 
 from compat.rules import Assessment, HostFacts, assess
 from compat.tables import SYSTEM_CA_BUNDLE
@@ -60,6 +61,7 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         env_files_exist=all(env_files),
         standalone_python_exists=bool(standalone),
         system_ca_bundle=bool(host.get_fact(File, SYSTEM_CA_BUNDLE)),
+        cpus=host.get_fact(Cpus),
     )
 
 

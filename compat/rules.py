@@ -29,6 +29,7 @@ from compat.installed import (
     check_venv,
 )
 from compat.python_choice import choose_python, stub_fix
+from compat.serving import model_serving
 from compat.torch_choice import choose_torch
 from config.layout import Layout
 from config.settings import Settings
@@ -75,5 +76,6 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
         torch_index=torch.index,
         apt_packages=sorted(set(python.apt_packages + library_packages + triton_packages)),
         venv_pins=torch.pins,
+        model_serving=model_serving(settings.models, facts.cpus, bool((facts.nvidia or {}).get("gpus"))),
     )
     return Assessment(items=items, decisions=decisions)

@@ -232,6 +232,13 @@ UV_SHA256 = (
     "ecb6028d79dc96fbeafffe5c8af62a7099487ebc05a701e76714eebcffd06375",  # aarch64
 )
 
+# Serving defaults where a model's entry does not set them (compat/serving.py): on CPU, one copy of
+# the model per CPU_THREADS_PER_INSTANCE CPUs, each with torch threads = CPUs / copies (so that the
+# copies never ask for more threads than there are CPUs); on a GPU, one copy. Measured on the test
+# host's CPUs (BENCHMARKS.md, section 8): PLACEHOLDER.
+CPU_THREADS_PER_INSTANCE = 2
+GPU_INSTANCES = 1
+
 # The system CA bundle of Debian and Ubuntu (package ca-certificates). A standalone CPython's
 # pip trusts only its own certifi bundle; pointed here it trusts what the host trusts (a
 # corporate proxy's CA, a private mirror's), as the distribution's own pip does [apt].

@@ -24,7 +24,8 @@ class ModelSpec:
     dynamic_batching: bool = True
     preferred_batch_sizes: tuple[int, ...] = (4, 8)
     max_queue_delay_us: int = 2000
-    instance_count: int = 1
+    instance_count: int = 0  # 0: from the host (compat/serving.py); else that many copies
+    intra_op_threads: int = 0  # torch's threads per copy; 0: from the host
     instance_kind: str = "auto"  # auto: KIND_GPU where the host has a GPU, else KIND_CPU
     normalize: bool = False  # feature-extraction: L2-normalise the pooled embedding
     max_length: int = 128  # tokenizer truncation
@@ -93,7 +94,8 @@ def _check(s: ModelSpec) -> list[str]:
     ints = {
         "max_batch_size": (0, 1024),
         "max_queue_delay_us": (0, 10_000_000),
-        "instance_count": (1, 64),
+        "instance_count": (0, 64),
+        "intra_op_threads": (0, 256),
         "max_length": (1, 32768),
         "max_new_tokens": (1, 4096),
     }

@@ -35,8 +35,12 @@ def instance_kind(spec: ModelSpec, gpu_ids: list[int]) -> str:
     return spec.instance_kind
 
 
-def render_config(spec: ModelSpec, layout: Layout, gpu_ids: list[int]) -> str:
+def render_config(
+    spec: ModelSpec, layout: Layout, gpu_ids: list[int], serving: tuple[int, int, str] | None = None
+) -> str:
+    """config.pbtxt of one model; serving: (instances, torch threads each) the rules chose for this host."""
     kind = instance_kind(spec, gpu_ids)
+    instances, threads, _ = serving or (spec.instance_count or 1, spec.intra_op_threads, "")
     template = _JINJA.from_string((TEMPLATES / "hf" / "config.pbtxt.j2").read_text())
     values = {k: getattr(spec, k) for k in spec.__dataclass_fields__}
     values.update(
@@ -44,18 +48,25 @@ def render_config(spec: ModelSpec, layout: Layout, gpu_ids: list[int]) -> str:
         gpus=gpu_ids or [0],
         host_source=host_source(spec, layout),
         dynamic_batching=spec.dynamic_batching and spec.max_batch_size > 0,
+        instance_count=instances,
+        intra_op_threads=threads,
     )
     return template.render(**values)
 
 
-def repository_files(specs: tuple[ModelSpec, ...], layout: Layout, gpu_ids: list[int]) -> dict[str, bytes]:
+def repository_files(
+    specs: tuple[ModelSpec, ...],
+    layout: Layout,
+    gpu_ids: list[int],
+    serving: dict[str, tuple[int, int, str]] | None = None,
+) -> dict[str, bytes]:
     """Relative path -> content for the whole repository: the smoke model and every configured one."""
     out = {
         "smoke/config.pbtxt": (TEMPLATES / "smoke" / "config.pbtxt").read_bytes(),
         "smoke/1/model.py": (TEMPLATES / "smoke" / "model.py").read_bytes(),
     }
     for spec in specs:
-        out[f"{spec.name}/config.pbtxt"] = render_config(spec, layout, gpu_ids).encode()
+        out[f"{spec.name}/config.pbtxt"] = render_config(spec, layout, gpu_ids, (serving or {}).get(spec.name)).encode()
         for name in ("model.py", "hf_pipeline.py"):
             out[f"{spec.name}/1/{name}"] = (TEMPLATES / "hf" / name).read_bytes()
     return out

@@ -43,7 +43,7 @@ def server_change(settings: Settings, layout: Layout, d: Decisions, gpu_ids: lis
         state,
         host.get_fact(InitSystem)["systemd"],
         p,
-        wanted_hash(settings, layout, d, models.repository_files(settings.models, layout, gpu_ids)),
+        wanted_hash(settings, layout, d, models.repository_files(settings.models, layout, gpu_ids, d.model_serving)),
     )
     if not why:
         return f"keeps running (pid {state['pid']})"
@@ -54,7 +54,7 @@ def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) 
     """Add the serving operations for one host; returns what the server is to run, (link, target) pairs."""
     venv_python = f"{venv.target(settings, layout, d)}/bin/python3"
     models.sources(settings.models, layout, settings.hf_token, settings.proxy_env, venv_python, settings.hf_endpoint)
-    repo_files = models.repository_files(settings.models, layout, gpu_ids)
+    repo_files = models.repository_files(settings.models, layout, gpu_ids, d.model_serving)
     models.repository(models.repository_dir(layout, repo_files), repo_files)
     for path, versions in ((layout.venv, layout.venvs), (layout.models, layout.repositories)):
         switch.adopted(name=f"{path}: a link", path=path, versions=versions)

@@ -560,3 +560,34 @@ def test_the_plan_says_what_a_provision_will_do_before_it_does_it() -> None:
     assert "2.51.0 sha256 21f063ff93bb..., to download (963.4 MiB) from https://" in sized
     big = report.plan("tb1", settings, d, artifact_cached=False, server="will start", artifact_size=5 << 30)
     assert "to download (5.00 GiB) from https://" in big
+
+
+def test_serving_defaults_come_from_the_hosts_cpus_where_a_model_sets_none() -> None:
+    from compat import tables as t
+    from compat.serving import model_serving
+
+    settings = load(
+        {
+            "models": [
+                {"name": "auto", "source": "hub:org/a@main"},
+                {"name": "set", "source": "hub:org/b@main", "instance_count": 3, "intra_op_threads": 2},
+                {"name": "count", "source": "hub:org/c@main", "instance_count": 4},
+                {"name": "gpu", "source": "hub:org/d@main", "instance_kind": "KIND_GPU"},
+            ]
+        }
+    )
+    per = t.CPU_THREADS_PER_INSTANCE
+    got = model_serving(settings.models, cpus=8, gpu=False)
+    assert got["auto"][:2] == (max(1, 8 // per), 8 // max(1, 8 // per))
+    assert got["auto"][2] == f"8 CPUs, {per} thread(s) per copy"
+    assert got["set"][:2] == (3, 2) and got["set"][2] == "instance_count, intra_op_threads"
+    assert got["count"][:2] == (4, 2)  # the CPUs shared among the copies asked for
+    assert got["gpu"][:2] == (t.GPU_INSTANCES, 8 // t.GPU_INSTANCES)
+    assert model_serving(settings.models, cpus=None, gpu=False)["auto"][:2] == (1, 1)  # unknown: one of each
+    # what the host's rules decided is what the repository says and the plan shows
+    d = assess(host(), settings).decisions
+    assert d.model_serving["set"] == (3, 2, "instance_count, intra_op_threads")
+    from compat import report
+
+    text = report.plan("tb1", settings, d, artifact_cached=True, server="will start")
+    assert "           3 instance(s) x 2 torch thread(s), batches up to 8 (instance_count, intra_op_threads)" in text

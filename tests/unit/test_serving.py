@@ -40,6 +40,10 @@ def test_classification_config_on_cpu() -> None:
     assert "preferred_batch_size: [ 4, 8 ]" in text and "max_queue_delay_microseconds: 2000" in text
     assert "kind: KIND_CPU" in text and "gpus" not in text
     assert 'string_value: "hub:org/model@abc123"' in text
+    # the copies and threads the rules chose for this host go into the configuration
+    chosen = models.render_config(spec(), Layout(s), gpu_ids=[], serving=(3, 2, "6 CPUs"))
+    assert "instance_group [ { count: 3, kind: KIND_CPU } ]" in chosen
+    assert 'key: "intra_op_threads", value: { string_value: "2" }' in chosen
 
 
 def test_embedding_config_on_gpus_without_dynamic_batching() -> None:

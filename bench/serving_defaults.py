@@ -1,0 +1,113 @@
+"""Serving defaults from the host: the same DistilBERT-base-sized classifier served on a test host
+with different copies (instance_count), torch threads per copy (intra_op_threads) and batch sizes,
+at concurrency 8 and 32, against the in-process loop (batch 8 and 16); "host defaults" is a model
+entry that sets none of them (compat/serving.py decides). Prints a median table; raw figures go to
+bench/results/serving_defaults.json.
+
+    .venv/bin/python -m bench.serving_defaults [--runs 3] [--seconds 10]
+
+Needs root. The client shares the machine's CPUs with the server, as in bench/serving.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import testbed
+from bench.common import REPO, inventory, pyinfra, save
+from bench.serving import IN_PROCESS, load, pct, texts
+from testbed import TestHost, host_index, triton_ports
+from testbed.mirror import Mirror
+from tests import tiny_models
+from tests.e2e.artifacts import mirror_settings
+
+CONCURRENCY = (8, 32)
+# name -> the model entry's serving keys (the rest as a user's entry leaves them)
+VARIANTS: dict[str, dict] = {
+    "clf_db": {"instance_count": 1, "preferred_batch_sizes": [8]},  # before: 1 copy, torch's threads
+    "c2_t1": {"instance_count": 2, "intra_op_threads": 1, "preferred_batch_sizes": [8]},
+    "c2_t2": {"instance_count": 2, "intra_op_threads": 2, "preferred_batch_sizes": [8]},
+    "c1_b16": {"instance_count": 1, "max_batch_size": 16, "preferred_batch_sizes": [16]},
+    "c2_t1_b16": {"instance_count": 2, "intra_op_threads": 1, "max_batch_size": 16, "preferred_batch_sizes": [16]},
+    "host_defaults": {},
+}
+LABELS = {
+    "clf_db": "1 copy, torch's own threads, batch 8 (before)",
+    "c2_t1": "2 copies x 1 thread, batch 8",
+    "c2_t2": "2 copies x 2 threads, batch 8",
+    "c1_b16": "1 copy, torch's own threads, batch 16",
+    "c2_t1_b16": "2 copies x 1 thread, batch 16",
+    "host_defaults": "host defaults (nothing set)",
+}
+
+
+def in_process(host: TestHost, batch: int, seconds: float) -> float:
+    """Texts per second of the model called in a loop in the host's venv with this batch size."""
+    args = " ".join(
+        shlex.quote(a) for a in ("path:/persist/models/clf_db", json.dumps(texts(batch, seed=1)), str(seconds))
+    )
+    out = host.ssh(f"/opt/triton/bin/triton-env python3 -c {shlex.quote(IN_PROCESS)} {args} 2>/dev/null").stdout
+    return float(out.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp_dir, Mirror(Path(tmp_dir) / "files") as mirror:
+        tmp = Path(tmp_dir)
+        model_dir = tiny_models.make("small-classifier", tmp / "small-clf")
+        models = [{"name": n, "source": f"path:{model_dir}", **v} for n, v in VARIANTS.items()]
+        host = TestHost(testbed.up(1, prefix="servd")[0])
+        try:
+            inv = inventory(tmp / "inv.py", [host], {**mirror_settings(mirror), "models": models}, tmp)
+            _, res = pyinfra(inv, "deploy/provision.py")
+            plan = [line for line in res.stdout.splitlines() if "instance(s) x" in line]
+            port = triton_ports(host_index(host.name))["triton_http_port"]
+            ceiling: dict[int, list[float]] = {8: [], 16: []}
+            figures: dict[str, dict[int, list[tuple[float, float, float]]]] = {
+                m: {c: [] for c in CONCURRENCY} for m in VARIANTS
+            }
+            for run in range(1, args.runs + 1):
+                for batch in ceiling:
+                    ceiling[batch].append(in_process(host, batch, args.seconds))
+                for model in VARIANTS:
+                    for c in CONCURRENCY:
+                        rate, lat = load(port, model, c, args.seconds)
+                        figures[model][c].append((rate, pct(lat, 0.5) * 1000, pct(lat, 0.99) * 1000))
+                print(f"run {run}: in-process {ceiling[8][-1]:.1f} / {ceiling[16][-1]:.1f} texts/s", file=sys.stderr)
+        finally:
+            testbed.down()
+    best = {b: statistics.median(v) for b, v in ceiling.items()}
+    print(f"in-process ceiling (median of {args.runs}): batch 8 {best[8]:.1f} texts/s, batch 16 {best[16]:.1f}\n")
+    print("what the plan said for the host defaults: " + "; ".join(line.strip() for line in plan[-1:]) + "\n")
+    print(
+        f"| serving | concurrency | texts/s (median of {args.runs}) | p50 ms | p99 ms | of in-process batch 8 |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: |"
+    )
+    for model in VARIANTS:
+        for c in CONCURRENCY:
+            runs = figures[model][c]
+            share = statistics.median(r[0] / ceil for r, ceil in zip(runs, ceiling[8], strict=True))
+            print(
+                f"| {LABELS[model]} | {c} | {statistics.median(r[0] for r in runs):.1f} | "
+                f"{statistics.median(r[1] for r in runs):.0f} | {statistics.median(r[2] for r in runs):.0f} | "
+                f"{share:.0%} |"
+            )
+    path = save(
+        "serving_defaults",
+        {"ceiling": ceiling, "figures": {m: {str(c): v for c, v in f.items()} for m, f in figures.items()}},
+    )
+    print(f"\nraw figures: {path.relative_to(REPO)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
