@@ -189,10 +189,7 @@ def test_altered_venv_snapshot_is_removed_and_the_next_run_installs_with_pip(pro
     snapshot = "ls /persist/venv-snapshots/*.tar.zst"  # zstd: the notebook host has it
     if host.ssh(snapshot, check=False).returncode != 0:
         run_pyinfra(inv, "deploy/provision.py", "-y", check=True)  # run alone: the snapshot is written
-    host.ssh(
-        f'f=$({snapshot}); printf X | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") / 2 ))'
-        " conv=notrunc status=none"
-    )
+    host.ssh(f'f=$({snapshot}); printf X | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") / 2 )) conv=notrunc status=none')
     host.reset()
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode != 0
