@@ -3,7 +3,7 @@
 # is_tritonserver PID: PID is a live (not zombie) process whose command line names tritonserver.
 is_tritonserver() {
   [ -n "$1" ] && [ "$1" != 0 ] || return 1
-  tr "\0" " " < "/proc/$1/cmdline" 2>/dev/null | grep -q tritonserver || return 1
+  { tr "\0" " " < "/proc/$1/cmdline"; } 2>/dev/null | grep -q tritonserver || return 1
   ! grep -q "^State:.*Z" "/proc/$1/status" 2>/dev/null
 }
 
@@ -26,7 +26,7 @@ group_left() {
     # shellcheck disable=SC2086 # split the fields after the command name: state ppid pgrp ...
     set -- ${s##*) }
     if [ "$3" != "$g" ] || [ "$1" = Z ]; then continue; fi
-    tr "\0" " " < "$d/cmdline" 2>/dev/null | grep -q -e tritonserver -e triton_python_backend_stub && printf '%s ' "${d#/proc/}"
+    { tr "\0" " " < "$d/cmdline"; } 2>/dev/null | grep -q -e tritonserver -e triton_python_backend_stub && printf '%s ' "${d#/proc/}"
   done
 }
 

@@ -116,7 +116,7 @@ def test_full_disk_at_the_install_path_is_refused_before_any_change(provisioned:
 
 
 def _provision_until_pip_installs(host: TestHost, inv: Path) -> subprocess.Popen:
-    """A fresh host, no venv snapshot kept (pip install is the long step then), a provision run
+    """A fresh host, no venv snapshot kept (the install is the long step then), a provision run
     started and followed until pip is seen writing torch into the venv (else the test fails)."""
     host.reset()
     host.ssh("rm -rf /persist/venv-snapshots")
@@ -134,7 +134,7 @@ def _provision_until_pip_installs(host: TestHost, inv: Path) -> subprocess.Popen
         pytest.fail(f"the provision ended ({proc.wait()}) before it installed the venv's packages")
     # pip is installing when its process runs and torch's files are being written into the venv
     site = "/opt/triton/venv.versions/*/lib/python3.11/site-packages"  # the new venv, made beside
-    installing = f"pgrep -f '[b]in/pip install' >/dev/null && ls -d {site}/torch >/dev/null 2>&1"
+    installing = f"pgrep -f '[p]ip install' >/dev/null && ls -d {site}/torch >/dev/null 2>&1"
     deadline = time.monotonic() + 300
     while host.ssh(installing, check=False).returncode != 0:
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -145,12 +145,12 @@ def _provision_until_pip_installs(host: TestHost, inv: Path) -> subprocess.Popen
 
 
 def test_run_killed_mid_install_completes_next_time_then_changes_nothing(provisioned: dict) -> None:
-    """The controller dies while pip installs into the venv (the SSH session goes with it)."""
+    """The controller dies while the installer (uv or pip) fills the venv (the SSH session goes with it)."""
     host, inv = provisioned["host"], provisioned["inv"]
     proc = _provision_until_pip_installs(host, inv)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    host.ssh("pkill -f '[b]in/pip install' || true")  # what the dropped session left, as sshd would
+    host.ssh("pkill -f '[p]ip install' || true")  # what the dropped session left, as sshd would
     cut = "ls /opt/triton/venv.versions/*/.pip-install-incomplete"
     assert host.ssh(cut, check=False).returncode == 0  # cut mid-way
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
@@ -161,17 +161,17 @@ def test_run_killed_mid_install_completes_next_time_then_changes_nothing(provisi
 
 
 def test_host_sshd_session_killed_mid_install_completes_next_time_then_changes_nothing(provisioned: dict) -> None:
-    """The host's end drops: its sshd session serving the run is killed while pip installs torch.
+    """The host's end drops: its sshd session serving the run is killed while the installer writes torch.
     The pip it ran lives on as an orphan; the next run waits for it (venv lock) rather than racing it."""
     host, inv = provisioned["host"], provisioned["inv"]
     proc = _provision_until_pip_installs(host, inv)
     # Walk up from the pip process to the sshd that serves its session, and kill that sshd.
     killed = host.ssh(
-        'p=$(pgrep -f \'[b]in/pip install\' | head -n1); while [ -n "$p" ] && [ "$p" -gt 1 ]; do'
+        'p=$(pgrep -f \'[p]ip install\' | head -n1); while [ -n "$p" ] && [ "$p" -gt 1 ]; do'
         ' if [ "$(cat /proc/$p/comm)" = sshd ]; then kill -9 "$p"; echo "$p"; break; fi;'
         " p=$(awk '{print $4}' /proc/$p/stat); done"
     ).stdout.strip()
-    assert killed, "no pip install was running under an sshd session"
+    assert killed, "no install was running under an sshd session"
     rest, _ = proc.communicate(timeout=300)
     assert proc.returncode != 0, rest[-2000:]
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
@@ -179,19 +179,17 @@ def test_host_sshd_session_killed_mid_install_completes_next_time_then_changes_n
     assert_serves(host)
     again = op_results(run_pyinfra(inv, "deploy/provision.py", "-y").stderr)
     assert all(r["success"] == 0 for n, r in again.items() if n != "Grand total"), again
-    assert host.ssh("pgrep -f '[b]in/pip' || true").stdout.strip() == ""
+    assert host.ssh("pgrep -f '[p]ip install' || true").stdout.strip() == ""
 
 
 def test_altered_venv_snapshot_is_removed_and_the_next_run_installs_with_pip(provisioned: dict) -> None:
     """A snapshot changed on the persistent path (a shared drive, a copy gone wrong): one byte in the
-    middle, same size, a tar that still unpacks. Root must not install it."""
+    middle, same size. Root must not install it: its sha256 is checked before it is unpacked."""
     host, inv = provisioned["host"], provisioned["inv"]
-    if host.ssh("ls /persist/venv-snapshots/*.tar", check=False).returncode != 0:
+    snapshot = "ls /persist/venv-snapshots/*.tar.zst"  # zstd: the notebook host has it
+    if host.ssh(snapshot, check=False).returncode != 0:
         run_pyinfra(inv, "deploy/provision.py", "-y", check=True)  # run alone: the snapshot is written
-    host.ssh(
-        'f=$(ls /persist/venv-snapshots/*.tar); printf X | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") / 2 ))'
-        " conv=notrunc status=none"
-    )
+    host.ssh(f'f=$({snapshot}); printf X | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") / 2 )) conv=notrunc status=none')
     host.reset()
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode != 0
@@ -200,7 +198,7 @@ def test_altered_venv_snapshot_is_removed_and_the_next_run_installs_with_pip(pro
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
     results = op_results(res.stderr)
-    assert results["venv packages"]["success"] == 1  # pip, from the wheelhouse
+    assert results["venv packages"]["success"] == 1  # installed from the wheelhouse
     assert results["venv snapshot on the persistent path"]["success"] == 1  # a good one written again
     assert_serves(host)
 
