@@ -4,7 +4,10 @@ decisions provisioning acts on, and the assessment that holds both."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from compat.serving import Serving
 
 Status = Literal["ok", "missing", "incompatible"]
 
@@ -93,8 +96,8 @@ class Decisions:
     torch_index: str | None = None  # full index URL, or None
     apt_packages: list[str] = field(default_factory=list)
     venv_pins: dict[str, str] = field(default_factory=dict)  # name -> exact version in the venv
-    # model name -> (instances, torch threads per instance, why): what the host's CPUs make best
-    model_serving: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    # model name -> its copies, threads and batch sizes on this host (compat/serving.py)
+    model_serving: dict[str, Serving] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -73,9 +73,9 @@ def plan(
         note = "" if pinned else " (revision not pinned: a branch or tag, it can move)"
         lines.append(f"  model    {m.name}: {m.source}{note}")
         if m.name in d.model_serving:
-            instances, threads, why = d.model_serving[m.name]
-            batching = f"batches up to {m.max_batch_size}" if m.dynamic_batching and m.max_batch_size else "no batching"
-            lines.append(f"           {instances} instance(s) x {threads} torch thread(s), {batching} ({why})")
+            v = d.model_serving[m.name]
+            batching = f"batches up to {v.max_batch_size}" if m.dynamic_batching and v.max_batch_size else "no batching"
+            lines.append(f"           {v.instances} instance(s) x {v.threads} torch thread(s), {batching} ({v.why})")
     if settings.offline:
         lines.append(f"  network  none (offline): everything from the caches on {settings.persist_dir}")
     lines.append(f"  server   {server}")

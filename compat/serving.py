@@ -1,28 +1,43 @@
-"""How each model is served on this host where its entry does not say: how many copies (instances)
-and how many torch threads each, from the host's CPUs. The numbers are compat/tables.py's, measured
-(BENCHMARKS.md, section 8)."""
+"""How each model is served on this host where its entry does not say: how many copies (instances),
+how many torch threads each, and the batch sizes, from the host's CPUs and whether the model runs
+on a GPU. The numbers are compat/tables.py's, measured (BENCHMARKS.md, section 8)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from compat import tables as t
 from config.models import ModelSpec
 
 
-def model_serving(specs: tuple[ModelSpec, ...], cpus: int | None, gpu: bool) -> dict[str, tuple[int, int, str]]:
-    """Model name -> (instances, torch threads per instance, where they come from)."""
+@dataclass(frozen=True)
+class Serving:
+    """One model's serving values, and where they come from (the plan shows both)."""
+
+    instances: int
+    threads: int  # torch's intra-op threads per instance
+    max_batch_size: int
+    preferred_batch_sizes: tuple[int, ...]
+    why: str
+
+
+def model_serving(specs: tuple[ModelSpec, ...], cpus: int | None, gpu: bool) -> dict[str, Serving]:
+    """Model name -> its serving values on a host with this many CPUs (None: unknown) and a GPU or not."""
     out = {}
     n = max(cpus or 1, 1)
     for spec in specs:
         on_gpu = spec.instance_kind == "KIND_GPU" or (spec.instance_kind == "auto" and gpu)
-        if spec.instance_count:
-            instances, why = spec.instance_count, "instance_count"
-        elif on_gpu:
-            instances, why = t.GPU_INSTANCES, "one copy per GPU"
-        else:
-            instances = max(1, n // t.CPU_THREADS_PER_INSTANCE)
-            why = f"{n} CPUs, {t.CPU_THREADS_PER_INSTANCE} thread(s) per copy"
+        why = []
+        instances = spec.instance_count or (t.GPU_INSTANCES if on_gpu else t.CPU_INSTANCES)
+        why.append("instance_count" if spec.instance_count else "GPU: one copy" if on_gpu else "CPU: one copy")
         threads = spec.intra_op_threads or max(1, n // instances)
-        if spec.intra_op_threads:
-            why += ", intra_op_threads"
-        out[spec.name] = (instances, threads, why)
+        why.append("intra_op_threads" if spec.intra_op_threads else f"{n} CPUs / {instances} copies")
+        if spec.max_batch_size is not None:
+            batch = spec.max_batch_size
+            why.append("max_batch_size")
+        else:
+            batch = t.GPU_MAX_BATCH_SIZE if on_gpu else t.CPU_MAX_BATCH_SIZE
+            why.append(f"batch {batch} on {'GPU' if on_gpu else 'CPU'}")
+        preferred = spec.preferred_batch_sizes or tuple(sorted({max(1, batch // 2), batch})) if batch else ()
+        out[spec.name] = Serving(instances, threads, batch, preferred, ", ".join(why))
     return out

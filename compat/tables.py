@@ -232,12 +232,18 @@ UV_SHA256 = (
     "ecb6028d79dc96fbeafffe5c8af62a7099487ebc05a701e76714eebcffd06375",  # aarch64
 )
 
-# Serving defaults where a model's entry does not set them (compat/serving.py): on CPU, one copy of
-# the model per CPU_THREADS_PER_INSTANCE CPUs, each with torch threads = CPUs / copies (so that the
-# copies never ask for more threads than there are CPUs); on a GPU, one copy. Measured on the test
-# host's CPUs (BENCHMARKS.md, section 8): PLACEHOLDER.
-CPU_THREADS_PER_INSTANCE = 2
+# Serving defaults where a model's entry does not set them (compat/serving.py), measured on the test
+# host's 2 CPUs with a DistilBERT-base-sized classifier (BENCHMARKS.md, section 8; bench/serving_defaults.py,
+# 2026-12-01): one copy with torch's threads = the CPUs, batches up to 16, served 107 texts/s at
+# concurrency 32 (117% of the in-process loop at batch 8; batch 8: 83, 91%) and the same as batch 8
+# at concurrency 8 (77). Two copies of one thread each served 115 at concurrency 32 but 70 at
+# concurrency 8 (one thread per request when few come): a user with many concurrent clients sets
+# instance_count = 2. Copies that ask for more threads than there are CPUs lose most (2 x 2: 36).
+# On a GPU: one copy, batches up to 8 (the earlier default; not measured here).
+CPU_INSTANCES = 1
+CPU_MAX_BATCH_SIZE = 16
 GPU_INSTANCES = 1
+GPU_MAX_BATCH_SIZE = 8
 
 # The system CA bundle of Debian and Ubuntu (package ca-certificates). A standalone CPython's
 # pip trusts only its own certifi bundle; pointed here it trusts what the host trusts (a

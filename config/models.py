@@ -15,14 +15,15 @@ _REVISION = re.compile(r"^[\w./-]{1,128}$")
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One served model; defaults follow the source recipes (DistilBERT SST-2, batch 8)."""
+    """One served model. What it leaves unset of copies, threads and batch sizes comes from the host
+    (compat/serving.py)."""
 
     name: str
     source: str  # "hub:<repo id>@<revision>" or "path:<directory on the controller>"
     task: str = "text-classification"
-    max_batch_size: int = 8
+    max_batch_size: int | None = None  # None: from the host (compat/serving.py); 0: no batching
     dynamic_batching: bool = True
-    preferred_batch_sizes: tuple[int, ...] = (4, 8)
+    preferred_batch_sizes: tuple[int, ...] = ()  # (): half the max and the max
     max_queue_delay_us: int = 2000
     instance_count: int = 0  # 0: from the host (compat/serving.py); else that many copies
     intra_op_threads: int = 0  # torch's threads per copy; 0: from the host
@@ -101,6 +102,8 @@ def _check(s: ModelSpec) -> list[str]:
     }
     for key, (low, high) in ints.items():
         v = getattr(s, key)
+        if key == "max_batch_size" and v is None:
+            continue
         if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
             out.append(f"{key} must be a whole number from {low} to {high}")
     for key in ("dynamic_batching", "normalize"):
@@ -109,6 +112,8 @@ def _check(s: ModelSpec) -> list[str]:
     sizes = s.preferred_batch_sizes
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sizes):
         out.append("preferred_batch_sizes must be a list of positive whole numbers")
+    elif sizes and s.max_batch_size is None:
+        out.append("preferred_batch_sizes: set max_batch_size with them (without, it comes from the host)")
     elif isinstance(s.max_batch_size, int) and any(n > s.max_batch_size for n in sizes):
         out.append(f"preferred_batch_sizes {list(sizes)} exceed max_batch_size {s.max_batch_size}")
     if s.instance_kind not in ("auto", "KIND_CPU", "KIND_GPU"):

@@ -145,9 +145,12 @@ provision_records_dir = "provision-records"
 # The HuggingFace models to serve, each a dict: name, source ("hub:<repo id>@<revision>",
 # downloaded into HF_HOME on the persistent path, or "path:<dir on the controller>",
 # uploaded there), task ("text-classification", "feature-extraction", "text-generation"),
-# and optional max_batch_size (8), dynamic_batching (True), preferred_batch_sizes ([4, 8]),
-# max_queue_delay_us (2000), instance_count (1), instance_kind ("auto": GPU if present),
-# normalize (False, feature-extraction), max_length (128), max_new_tokens (16). Example:
+# and optional dynamic_batching (True), max_queue_delay_us (2000), instance_kind ("auto": GPU if
+# present), normalize (False, feature-extraction), max_length (128), max_new_tokens (16), and the
+# serving values that otherwise come from the host (compat/serving.py; the plan shows them):
+# instance_count (CPU and GPU: 1), intra_op_threads (torch's threads per copy: the CPUs / copies),
+# max_batch_size (CPU: 16, GPU: 8; 0 = no batching) with preferred_batch_sizes (half and all of it).
+# Example:
 #   models = [{"name": "sentiment", "task": "text-classification",
 #              "source": "hub:distilbert/distilbert-base-uncased-finetuned-sst-2-english@main"}]
 # A minimal "smoke" model is always served to prove the stack.

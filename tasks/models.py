@@ -13,6 +13,7 @@ from pyinfra.api import deploy, operation
 from pyinfra.operations import files
 
 import remote
+from compat.serving import Serving, model_serving
 from config.layout import Layout
 from config.models import ModelSpec
 from facts.files import TreeEntries
@@ -35,21 +36,22 @@ def instance_kind(spec: ModelSpec, gpu_ids: list[int]) -> str:
     return spec.instance_kind
 
 
-def render_config(
-    spec: ModelSpec, layout: Layout, gpu_ids: list[int], serving: tuple[int, int, str] | None = None
-) -> str:
-    """config.pbtxt of one model; serving: (instances, torch threads each) the rules chose for this host."""
+def render_config(spec: ModelSpec, layout: Layout, gpu_ids: list[int], serving: Serving | None = None) -> str:
+    """config.pbtxt of one model; serving: its copies, threads and batch sizes the rules chose for this
+    host (without: as for a host of unknown CPUs)."""
     kind = instance_kind(spec, gpu_ids)
-    instances, threads, _ = serving or (spec.instance_count or 1, spec.intra_op_threads, "")
+    serving = serving or model_serving((spec,), None, bool(gpu_ids))[spec.name]
     template = _JINJA.from_string((TEMPLATES / "hf" / "config.pbtxt.j2").read_text())
     values = {k: getattr(spec, k) for k in spec.__dataclass_fields__}
     values.update(
         instance_kind=kind,
         gpus=gpu_ids or [0],
         host_source=host_source(spec, layout),
-        dynamic_batching=spec.dynamic_batching and spec.max_batch_size > 0,
-        instance_count=instances,
-        intra_op_threads=threads,
+        dynamic_batching=spec.dynamic_batching and serving.max_batch_size > 0,
+        instance_count=serving.instances,
+        intra_op_threads=serving.threads,
+        max_batch_size=serving.max_batch_size,
+        preferred_batch_sizes=serving.preferred_batch_sizes,
     )
     return template.render(**values)
 
@@ -58,7 +60,7 @@ def repository_files(
     specs: tuple[ModelSpec, ...],
     layout: Layout,
     gpu_ids: list[int],
-    serving: dict[str, tuple[int, int, str]] | None = None,
+    serving: dict[str, Serving] | None = None,
 ) -> dict[str, bytes]:
     """Relative path -> content for the whole repository: the smoke model and every configured one."""
     out = {
@@ -72,7 +74,9 @@ def repository_files(
     return out
 
 
-def verify_spec(specs: tuple[ModelSpec, ...], layout: Layout, gpu_ids: list[int]) -> str:
+def verify_spec(
+    specs: tuple[ModelSpec, ...], layout: Layout, gpu_ids: list[int], serving: dict[str, Serving] | None = None
+) -> str:
     """What the verifier needs to call each model, and to run it in-process on the device the
     server runs it on (the first GPU of its instances, or the CPU), as JSON."""
     return json.dumps(
@@ -84,7 +88,7 @@ def verify_spec(specs: tuple[ModelSpec, ...], layout: Layout, gpu_ids: list[int]
                 "normalize": s.normalize,
                 "max_length": s.max_length,
                 "max_new_tokens": s.max_new_tokens,
-                "max_batch_size": s.max_batch_size,
+                "max_batch_size": (serving or model_serving(specs, None, bool(gpu_ids)))[s.name].max_batch_size,
                 "device": f"cuda:{gpu_ids[0]}" if instance_kind(s, gpu_ids) == "KIND_GPU" and gpu_ids else "cpu",
             }
             for s in specs

@@ -68,7 +68,7 @@ def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) 
         wanted_hash=wanted,
         links=targets,
         models=["smoke", *(m.name for m in settings.models)],
-        verify=models.verify_spec(settings.models, layout, gpu_ids),
+        verify=models.verify_spec(settings.models, layout, gpu_ids, d.model_serving),
         python=d.script_python,
     )
     return targets

@@ -563,6 +563,9 @@ def test_the_plan_says_what_a_provision_will_do_before_it_does_it() -> None:
 
 
 def test_serving_defaults_come_from_the_hosts_cpus_where_a_model_sets_none() -> None:
+    from dataclasses import astuple
+
+    from compat import report
     from compat import tables as t
     from compat.serving import model_serving
 
@@ -570,24 +573,35 @@ def test_serving_defaults_come_from_the_hosts_cpus_where_a_model_sets_none() -> 
         {
             "models": [
                 {"name": "auto", "source": "hub:org/a@main"},
-                {"name": "set", "source": "hub:org/b@main", "instance_count": 3, "intra_op_threads": 2},
-                {"name": "count", "source": "hub:org/c@main", "instance_count": 4},
+                {
+                    "name": "set",
+                    "source": "hub:org/b@main",
+                    "instance_count": 3,
+                    "intra_op_threads": 2,
+                    "max_batch_size": 4,
+                },
+                {"name": "copies", "source": "hub:org/c@main", "instance_count": 4},
                 {"name": "gpu", "source": "hub:org/d@main", "instance_kind": "KIND_GPU"},
             ]
         }
     )
-    per = t.CPU_THREADS_PER_INSTANCE
     got = model_serving(settings.models, cpus=8, gpu=False)
-    assert got["auto"][:2] == (max(1, 8 // per), 8 // max(1, 8 // per))
-    assert got["auto"][2] == f"8 CPUs, {per} thread(s) per copy"
-    assert got["set"][:2] == (3, 2) and got["set"][2] == "instance_count, intra_op_threads"
-    assert got["count"][:2] == (4, 2)  # the CPUs shared among the copies asked for
-    assert got["gpu"][:2] == (t.GPU_INSTANCES, 8 // t.GPU_INSTANCES)
-    assert model_serving(settings.models, cpus=None, gpu=False)["auto"][:2] == (1, 1)  # unknown: one of each
-    # what the host's rules decided is what the repository says and the plan shows
+    auto = got["auto"]
+    assert (auto.instances, auto.threads) == (t.CPU_INSTANCES, 8 // t.CPU_INSTANCES)
+    assert auto.max_batch_size == t.CPU_MAX_BATCH_SIZE
+    assert auto.preferred_batch_sizes == (t.CPU_MAX_BATCH_SIZE // 2, t.CPU_MAX_BATCH_SIZE)
+    assert auto.why == f"CPU: one copy, 8 CPUs / {t.CPU_INSTANCES} copies, batch {t.CPU_MAX_BATCH_SIZE} on CPU"
+    assert (
+        astuple(got["set"])[:4] == (3, 2, 4, (2, 4))
+        and got["set"].why == "instance_count, intra_op_threads, max_batch_size"
+    )
+    assert (got["copies"].instances, got["copies"].threads) == (4, 2)  # the CPUs shared among the copies
+    assert (got["gpu"].instances, got["gpu"].max_batch_size) == (t.GPU_INSTANCES, t.GPU_MAX_BATCH_SIZE)
+    assert model_serving(settings.models, cpus=None, gpu=False)["auto"].threads == 1  # unknown CPUs: one
+    # what the rules decided for this host is what the plan shows
     d = assess(host(), settings).decisions
-    assert d.model_serving["set"] == (3, 2, "instance_count, intra_op_threads")
-    from compat import report
-
     text = report.plan("tb1", settings, d, artifact_cached=True, server="will start")
-    assert "           3 instance(s) x 2 torch thread(s), batches up to 8 (instance_count, intra_op_threads)" in text
+    assert (
+        "           3 instance(s) x 2 torch thread(s), batches up to 4"
+        " (instance_count, intra_op_threads, max_batch_size)" in text
+    )

@@ -33,16 +33,19 @@ def spec(**kw):
 def test_classification_config_on_cpu() -> None:
     s = settings(persist_dir="/persist")
     text = models.render_config(spec(), Layout(s), gpu_ids=[])
-    assert 'name: "m"' in text and "max_batch_size: 8" in text
+    assert 'name: "m"' in text and "max_batch_size: 16" in text  # the CPU's default (compat/tables.py)
     assert (
         'name: "LABEL", data_type: TYPE_STRING' in text and 'name: "LOGITS", data_type: TYPE_FP32, dims: [ -1 ]' in text
     )
-    assert "preferred_batch_size: [ 4, 8 ]" in text and "max_queue_delay_microseconds: 2000" in text
+    assert "preferred_batch_size: [ 8, 16 ]" in text and "max_queue_delay_microseconds: 2000" in text
     assert "kind: KIND_CPU" in text and "gpus" not in text
     assert 'string_value: "hub:org/model@abc123"' in text
     # the copies and threads the rules chose for this host go into the configuration
-    chosen = models.render_config(spec(), Layout(s), gpu_ids=[], serving=(3, 2, "6 CPUs"))
-    assert "instance_group [ { count: 3, kind: KIND_CPU } ]" in chosen
+    from compat.serving import Serving
+
+    chosen = models.render_config(spec(), Layout(s), gpu_ids=[], serving=Serving(3, 2, 4, (2, 4), "6 CPUs"))
+    assert "instance_group [ { count: 3, kind: KIND_CPU } ]" in chosen and "max_batch_size: 4" in chosen
+    assert "preferred_batch_size: [ 2, 4 ]" in chosen
     assert 'key: "intra_op_threads", value: { string_value: "2" }' in chosen
 
 
@@ -84,7 +87,11 @@ def test_repository_holds_smoke_and_each_model_with_its_code() -> None:
         ({"name": "x", "source": "s3://b/m"}, "source must be"),
         ({"name": "x", "source": "hub:o/m", "task": "qa"}, "task"),
         ({"name": "x", "source": "path:relative/dir"}, "no such directory"),
-        ({"name": "x", "source": "hub:o/m", "max_batch_size": 2}, "exceed max_batch_size"),
+        (
+            {"name": "x", "source": "hub:o/m", "max_batch_size": 2, "preferred_batch_sizes": [4]},
+            "exceed max_batch_size",
+        ),
+        ({"name": "x", "source": "hub:o/m", "preferred_batch_sizes": [4]}, "set max_batch_size with them"),
         ({"name": "x", "source": "hub:o/m", "normalise": True}, "unknown key"),
         ({"name": "x", "source": "hub:o/m", "dynamic_batching": "yes"}, "true or false"),
     ],
