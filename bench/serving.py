@@ -118,7 +118,7 @@ def main() -> int:
         tmp = Path(tmp_dir)
         model_dir = tiny_models.make("small-classifier", tmp / "small-clf")
         models = [
-            {"name": "clf_db", "source": f"path:{model_dir}", "preferred_batch_sizes": [8]},
+            {"name": "clf_db", "source": f"path:{model_dir}", "max_batch_size": 8, "preferred_batch_sizes": [8]},
             {"name": "clf_nb", "source": f"path:{model_dir}", "dynamic_batching": False},
         ]
         host = TestHost(testbed.up(1, prefix="serve")[0])

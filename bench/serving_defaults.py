@@ -30,9 +30,13 @@ from tests.e2e.artifacts import mirror_settings
 CONCURRENCY = (8, 32)
 # name -> the model entry's serving keys (the rest as a user's entry leaves them)
 VARIANTS: dict[str, dict] = {
-    "clf_db": {"instance_count": 1, "preferred_batch_sizes": [8]},  # before: 1 copy, torch's threads
-    "c2_t1": {"instance_count": 2, "intra_op_threads": 1, "preferred_batch_sizes": [8]},
-    "c2_t2": {"instance_count": 2, "intra_op_threads": 2, "preferred_batch_sizes": [8]},
+    "clf_db": {
+        "instance_count": 1,
+        "max_batch_size": 8,
+        "preferred_batch_sizes": [8],
+    },  # before: 1 copy, torch's threads
+    "c2_t1": {"instance_count": 2, "intra_op_threads": 1, "max_batch_size": 8, "preferred_batch_sizes": [8]},
+    "c2_t2": {"instance_count": 2, "intra_op_threads": 2, "max_batch_size": 8, "preferred_batch_sizes": [8]},
     "c1_b16": {"instance_count": 1, "max_batch_size": 16, "preferred_batch_sizes": [16]},
     "c2_t1_b16": {"instance_count": 2, "intra_op_threads": 1, "max_batch_size": 16, "preferred_batch_sizes": [16]},
     "host_defaults": {},
