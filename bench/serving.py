@@ -97,9 +97,9 @@ print(n / (time.perf_counter() - t0))
 """
 
 
-def in_process(host: TestHost, source: str, seconds: float) -> float:
-    """Texts per second of the model called in a loop with batch 8 in the host's venv."""
-    args = " ".join(shlex.quote(a) for a in (source, json.dumps(texts(8, seed=1)), str(seconds)))
+def in_process(host: TestHost, source: str, seconds: float, batch: int = 8) -> float:
+    """Texts per second of the model called in a loop with this batch size in the host's venv."""
+    args = " ".join(shlex.quote(a) for a in (source, json.dumps(texts(batch, seed=1)), str(seconds)))
     out = host.ssh(f"/opt/triton/bin/triton-env python3 -c {shlex.quote(IN_PROCESS)} {args} 2>/dev/null").stdout
     return float(out.strip().splitlines()[-1])
 

@@ -12,8 +12,6 @@ Needs root. The client shares the machine's CPUs with the server, as in bench/se
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
 import statistics
 import sys
 import tempfile
@@ -21,7 +19,7 @@ from pathlib import Path
 
 import testbed
 from bench.common import REPO, inventory, pyinfra, save
-from bench.serving import IN_PROCESS, load, pct, texts
+from bench.serving import in_process, load, pct
 from testbed import TestHost, host_index, triton_ports
 from testbed.mirror import Mirror
 from tests import tiny_models
@@ -51,15 +49,6 @@ LABELS = {
 }
 
 
-def in_process(host: TestHost, batch: int, seconds: float) -> float:
-    """Texts per second of the model called in a loop in the host's venv with this batch size."""
-    args = " ".join(
-        shlex.quote(a) for a in ("path:/persist/models/clf_db", json.dumps(texts(batch, seed=1)), str(seconds))
-    )
-    out = host.ssh(f"/opt/triton/bin/triton-env python3 -c {shlex.quote(IN_PROCESS)} {args} 2>/dev/null").stdout
-    return float(out.strip().splitlines()[-1])
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -81,7 +70,7 @@ def main() -> int:
             }
             for run in range(1, args.runs + 1):
                 for batch in ceiling:
-                    ceiling[batch].append(in_process(host, batch, args.seconds))
+                    ceiling[batch].append(in_process(host, "path:/persist/models/clf_db", args.seconds, batch))
                 for model in VARIANTS:
                     for c in CONCURRENCY:
                         rate, lat = load(port, model, c, args.seconds)
