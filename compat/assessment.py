@@ -18,7 +18,7 @@ class HostFacts:
 
     os: dict | None
     c_runtime: dict
-    pythons: dict[str, dict]
+    pythons: list[dict]  # PythonInterpreters: every interpreter, with what blocks the server's user
     nvidia: dict | None
     linker_cache: dict[str, list[str]]
     free_install: dict | None = None  # FreeSpace of triton_home
@@ -89,6 +89,7 @@ class Decisions:
     libpython_dir: str | None = None  # to add to LD_LIBRARY_PATH (not in the linker cache)
     python_source: str = "host"  # "host", or "standalone": the CPython of python_standalone_url
     script_python: str | None = None  # a host python3 that runs the installer's own host scripts
+    python_passed_over: tuple[str, ...] = ()  # host interpreters the server's user cannot run, with why
     pip_cert: str = ""  # a CA bundle for pip (the host's, for a standalone Python's pip)
     stub_fixes: dict[str, str] = field(default_factory=dict)  # stub's Python minor -> fix on this host
     torch_variant: str | None = None  # "cpu", "cu124"

@@ -3,7 +3,7 @@ pin has wheels for it, else a standalone CPython; what it still needs from apt."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from compat import tables as t
 from compat.assessment import HostFacts, Item, blocker, missing, ok
@@ -24,11 +24,30 @@ class PythonChoice:
     script_python: str | None = None  # a host python3 for the installer's own scripts
     pip_cert: str = ""
     apt_packages: list[str] = field(default_factory=list)
+    passed_over: tuple[str, ...] = ()  # interpreters the server's user cannot run, each with why
 
 
 def python_fits(version: str, stubs: tuple[str, ...], numpy_lt2: bool) -> bool:
     """This build has a stub for the Python minor, and the stub's numpy pin has wheels for it."""
     return version in stubs and not (numpy_lt2 and version_key(version) > version_key(t.NUMPY_LT2_MAX_PYTHON))
+
+
+def by_minor(pythons: list[dict]) -> dict[str, dict]:
+    """One interpreter per minor version: the first the server's user can run, else the first found."""
+    chosen: dict[str, dict] = {}
+    for py in pythons:
+        held = chosen.get(py["version"])
+        if held is None or (held["blocked_by"] and not py["blocked_by"]):
+            chosen[py["version"]] = py
+    return chosen
+
+
+def unreachable(py: dict, user: str) -> str:
+    """Why the server's user cannot run an interpreter, in words."""
+    where = py["blocked_by"]
+    if where == py["path"] or where == py.get("libpython"):
+        return f"{user} cannot run or read {where}"
+    return f"{user} cannot enter {where}"
 
 
 def choose_python(
@@ -39,19 +58,24 @@ def choose_python(
     bundled: tuple[str, ...],
     build_version: str = "",
 ) -> tuple[PythonChoice, list[Item]]:
-    """Pick the Python for the venv and the stub (bundled: minors whose libpython the build ships);
-    refuse, naming how to get one, where there is none."""
+    """Pick the Python for the venv and the stub (bundled: minors whose libpython the build ships)
+    among those the server's user can run; refuse, naming how to get one, where there is none."""
     script_python = None
-    if facts.pythons:  # any host Python 3.8+ runs the installer's own scripts (fetch, unpack, wait)
-        script_python = max(facts.pythons.values(), key=lambda p: version_key(p["version"]))["path"]
+    if facts.pythons:  # any host Python 3.8+ runs the installer's own scripts (fetch, unpack, wait), as root
+        script_python = max(facts.pythons, key=lambda p: version_key(p["version"]))["path"]
     if settings.triton_python == "standalone":
         return use_standalone(facts, settings, stubs, numpy_lt2, script_python, "triton_python = standalone")
     distro_pythons = t.DISTRO_PYTHONS.get(distro_key(facts.os), ())
-    candidates = []
-    for version, py in facts.pythons.items():
+    user = settings.triton_user
+    candidates, passed_over = [], []
+    for py in facts.pythons:
+        version = py["version"]
         if not python_fits(version, stubs, numpy_lt2):
             continue
         if settings.triton_python != "auto" and version != settings.triton_python:
+            continue
+        if py["blocked_by"] and user != "root":  # root reaches every one
+            passed_over.append(py)
             continue
         installable = py["libpython"] is not None or version in bundled or version in distro_pythons
         score = (
@@ -62,7 +86,9 @@ def choose_python(
             version_key(version),
         )
         candidates.append((score, version, py))
-    have = ", ".join(sorted(facts.pythons, key=version_key)) or "none"
+    passed = tuple(f"{py['path']} ({unreachable(py, user)})" for py in passed_over)
+    skipped = "; ".join(f"passed over {py['path']}: {unreachable(py, user)}" for py in passed_over)
+    have = ", ".join(sorted({p["version"] for p in facts.pythons}, key=version_key)) or "none"
     if not candidates:
         want = (
             settings.triton_python
@@ -70,19 +96,28 @@ def choose_python(
             else "one of " + ", ".join(v for v in stubs if python_fits(v, stubs, numpy_lt2))
         )
         why = f"the python backend needs Python {want}; the host has {have}"
-        if numpy_lt2 and any(version_key(v) > version_key(t.NUMPY_LT2_MAX_PYTHON) for v in facts.pythons):
+        if passed_over:
+            why += f", and the server's user {user} can run none that fits ({skipped})"
+        if numpy_lt2 and any(version_key(p["version"]) > version_key(t.NUMPY_LT2_MAX_PYTHON) for p in facts.pythons):
             why += f" (Python > {t.NUMPY_LT2_MAX_PYTHON} has no numpy<2, which the Triton {build_version} stub needs)"
         if settings.triton_python == "auto" and settings.python_standalone_url:
-            return use_standalone(facts, settings, stubs, numpy_lt2, script_python, f"no host Python fits: {why}")
-        return PythonChoice(script_python=script_python), [
-            blocker("python", why, _no_python_fix(facts, stubs, numpy_lt2, distro_pythons))
-        ]
+            choice, items = use_standalone(
+                facts, settings, stubs, numpy_lt2, script_python, f"no host Python fits: {why}"
+            )
+            return replace(choice, passed_over=passed), items
+        fix = _no_python_fix(facts, stubs, numpy_lt2, distro_pythons)
+        if passed_over:
+            first = passed_over[0]
+            fix = f"{fix}; or let {user} reach {first['path']} (it is blocked at {first['blocked_by']})"
+        return PythonChoice(script_python=script_python), [blocker("python", why, fix)]
     candidates.sort(key=lambda c: c[0], reverse=True)
     _, version, py = candidates[0]
     rule = (
         "triton_python" if settings.triton_python != "auto" else f"the best host Python with a stub (host has {have})"
     )
-    items = [ok("python", f"Python {py['full_version']} at {py['path']} (stub {version}; chosen by {rule})")]
+    reach = f"; {user} can run it" if user != "root" else ""
+    detail = f"Python {py['full_version']} at {py['path']} (stub {version}; chosen by {rule}{reach})"
+    items = [ok("python", detail + (f"; {skipped}" if skipped else ""))]
     lib_items, lib_dir, lib_packages = _libpython(facts, version, py, version in bundled)
     venv_items, venv_packages = _venv_module(facts, version, py, distro_pythons)
     choice = PythonChoice(
@@ -90,9 +125,18 @@ def choose_python(
         python_path=py["path"],
         libpython_dir=lib_dir,
         script_python=py["path"],
+        # pip of a Python that is not the distribution's (pyenv, conda ...) trusts certifi's bundle,
+        # not the host's: behind a TLS-inspecting proxy whose CA the host trusts, that fails
+        pip_cert=t.SYSTEM_CA_BUNDLE if facts.system_ca_bundle and not _distro_owned(py["path"]) else "",
         apt_packages=lib_packages + venv_packages,
+        passed_over=passed,
     )
     return choice, items + lib_items + venv_items
+
+
+def _distro_owned(path: str) -> bool:
+    """An interpreter of the distribution's packages (whose pip reads the host's CA bundle)."""
+    return path.startswith(("/usr/bin/", "/bin/"))
 
 
 def _no_python_fix(facts: HostFacts, stubs: tuple[str, ...], numpy_lt2: bool, distro_pythons) -> str:
@@ -150,8 +194,8 @@ def _venv_module(facts: HostFacts, version: str, py: dict, distro_pythons) -> tu
 
 def stub_fix(facts: HostFacts, stub: str, venv: str | None) -> str:
     """A fix that exists on this host when a build's only stub is for Python `stub`."""
-    py = facts.pythons.get(stub)
-    if py:
+    py = by_minor(facts.pythons).get(stub)
+    if py and not py["blocked_by"]:
         return f"set triton_python = {stub} ({py['path']} is on this host)"
     if stub in t.DISTRO_PYTHONS.get(distro_key(facts.os), ()) and release_known(facts.os):
         lib = package_for(f"libpython{stub}.so.1.0", facts.os)

@@ -38,7 +38,7 @@ def triton_elf_files(home: str, backends: list[str]) -> list[str]:
 def gather(host: Host, settings: Settings) -> HostFacts:
     """Read the host (changing nothing) and return the facts the rules need."""
     layout = Layout(settings)
-    pythons = host.get_fact(PythonInterpreters)
+    pythons = host.get_fact(PythonInterpreters, settings.triton_user)
     cache = host.get_fact(LinkerCache)
     triton = host.get_fact(TritonInstall, layout.current)
     env_files = [host.get_fact(File, layout.profile), host.get_fact(File, layout.launcher)]

@@ -69,6 +69,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
         libpython_dir=python.libpython_dir,
         python_source=python.source,
         script_python=python.script_python,
+        python_passed_over=python.passed_over,
         pip_cert=python.pip_cert,
         stub_fixes={minor: stub_fix(facts, minor, python.python) for minor in t.STUB_PYTHON_MINORS},
         torch_variant=torch.variant,

@@ -10,5 +10,6 @@ d = sysconfig.get_config_var("LIBDIR") or ""
 m = sysconfig.get_config_var("MULTIARCH") or ""
 found = [p for p in (os.path.join(d, so), os.path.join(d, m, so)) if os.path.exists(p)]
 can_venv = all(importlib.util.find_spec(n) for n in ("venv", "ensurepip"))
-fields = ["PY", v, sys.executable, sys.version.split()[0], found[0] if found else "", str(int(can_venv))]
-print("\t".join(fields))
+real = os.path.realpath(sys.executable)
+fields = ["PY", v, sys.executable, sys.version.split()[0], found[0] if found else "", str(int(can_venv)), real]
+print("\t".join(f.replace("\t", " ").replace("\n", " ") for f in fields))

@@ -48,6 +48,16 @@ CAUSES = [
         "re-run deploy/provision.py (triton_python)",
     ),
     (
+        # The stub itself imports numpy before any model's code: where it cannot, its embedded Python did
+        # not find the venv (seen: the venv made from a Python under /root, which the server's user cannot
+        # run, so the stub fell back to /usr/bin/python3's prefix).
+        ("failed to initialize python stub: modulenotfounderror: no module named 'numpy'",),
+        "the python backend stub does not see the venv: the server's user cannot run the venv's Python "
+        "(an interpreter under a home or directory only root can enter), or the venv lacks numpy",
+        "run deploy/audit.py as the same settings: its python row names a Python the server's user can run; "
+        "then deploy/provision.py builds the venv on it",
+    ),
+    (
         ("modulenotfounderror", "importerror", "syntaxerror", "nameerror", "attributeerror", "oserror", "valueerror"),
         "the model's model.py (or what it loads) failed",
         "read the traceback above; check the model's source",

@@ -1,14 +1,18 @@
 """Record a fact's real command output on a host as a unit-test fixture (output in, fact out).
 
-    python -m tests.capture_fixture facts.system.OsRelease debian12 [--ssh tb1] [--arg X ...]
+    python -m tests.capture_fixture facts.system.OsRelease debian12 --source "Debian 12 test host" \
+        [--ssh tb1] [--arg X ...]
 
-Without --ssh it runs the command on this machine. The expected fact is the current
-process() result: read it before committing, it is the test's claim.
+Without --ssh it runs the command on this machine. Writes the fact's arguments, the command as the
+unit tests pin it (each script of remote/ shown as <script NAME>), where the output came from (--source,
+with the date) and the output; the expected fact is the current process() result: read it before
+committing, it is the test's claim.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import importlib
 import json
 import subprocess
@@ -18,6 +22,7 @@ from pyinfra.api import StringCommand
 
 import testbed
 from testbed import TestHost
+from tests.unit.test_facts import command_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "facts"
 
@@ -28,10 +33,12 @@ def main() -> None:
     parser.add_argument("case")
     parser.add_argument("--ssh", help="test host name")
     parser.add_argument("--arg", action="append", default=[], help="JSON-encoded argument")
+    parser.add_argument("--source", required=True, help="the host the output is from: kind, release")
     args = parser.parse_args()
     module, cls = args.fact.rsplit(".", 1)
     fact = getattr(importlib.import_module(module), cls)()
     fact_args = [json.loads(a) for a in args.arg]
+    pinned = command_text(fact.command(*fact_args))
     command = fact.command(*fact_args)
     if isinstance(command, StringCommand):
         command = command.get_raw_value()
@@ -40,11 +47,13 @@ def main() -> None:
         out = host.ssh(command).stdout.splitlines()
     else:
         out = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=True).stdout.splitlines()
-    lines = [line.rstrip() for line in out]
+    lines = [line.rstrip("\n") for line in out]
     result = fact.process(lines) if lines else fact.default()
     dest = FIXTURES / args.fact.replace("facts.", "") / f"{args.case}.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps({"args": fact_args, "output": lines, "fact": result}, indent=2) + "\n")
+    source = f"{args.source}, captured {datetime.date.today().isoformat()}"
+    spec = {"args": fact_args, "source": source, "output": lines, "fact": result, "command": pinned}
+    dest.write_text(json.dumps(spec, indent=2) + "\n")
     print(dest)
 
 

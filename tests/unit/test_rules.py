@@ -36,9 +36,11 @@ def py(version: str, libpython: bool = True, venv: bool = True) -> dict:
         version: {
             "version": version,
             "path": f"/usr/bin/python{version}",
+            "found_at": f"/usr/bin/python{version}",
             "full_version": f"{version}.1",
             "libpython": lib,
             "can_venv": venv,
+            "blocked_by": "",
         }
     }
 
@@ -64,7 +66,8 @@ def host(
 ) -> HostFacts:
     cache = {s: [f"/lib/x86_64-linux-gnu/{s}"] for s in ("libz.so.1", "libstdc++.so.6", "libgcc_s.so.1", *cache_extra)}
     pythons = pythons if pythons is not None else py("3.11", libpython=False)
-    for p in pythons.values():
+    pythons = list(pythons.values()) if isinstance(pythons, dict) else pythons  # py()'s by version, or a fact
+    for p in pythons:
         if p["libpython"]:
             cache[p["libpython"].rsplit("/", 1)[1]] = [p["libpython"]]
     return HostFacts(
@@ -173,13 +176,62 @@ def test_no_python_with_a_stub_is_a_blocker() -> None:
 
 
 def test_pyenv_python_with_own_libpython_goes_on_the_library_path() -> None:
-    pythons = json.loads((FIX / "python.PythonInterpreters/controller-pyenv.json").read_text())["fact"]
-    facts = host(pythons=pythons)
+    facts = host(pythons=fixture("python.PythonInterpreters/controller-user-root"))  # root reaches both
     facts.linker_cache.pop("libpython3.11.so.1.0")
+    facts.system_ca_bundle = True
+    a = assess(facts, load({"triton_user": "root"}))
+    assert not a.blockers
+    d = a.decisions
+    assert d.python_path == "/root/.pyenv/versions/3.11.7/bin/python3.11"  # first on PATH
+    assert d.libpython_dir == "/root/.pyenv/versions/3.11.7/lib"
+    assert d.apt_packages == []
+    assert d.pip_cert == tables.SYSTEM_CA_BUNDLE  # pyenv's pip would trust certifi's bundle, not the host's
+
+
+# The controller itself: a pyenv CPython under /root (0700) first on PATH, Debian's python3.11 beside it.
+PYENV_FIRST = "python.PythonInterpreters/controller-pyenv"
+PYENV_EXE = "/root/.pyenv/versions/3.11.7/bin/python3.11"
+
+
+def test_a_python_the_server_user_cannot_run_is_passed_over_for_one_it_can() -> None:
+    facts = host(pythons=fixture(PYENV_FIRST))
+    facts.system_ca_bundle = True
     a = assess(facts, DEFAULT)
     assert not a.blockers
-    assert a.decisions.libpython_dir == "/root/.pyenv/versions/3.11.7/lib"
-    assert a.decisions.apt_packages == []
+    d = a.decisions
+    assert (d.python, d.python_path, d.python_source) == ("3.11", "/usr/bin/python3.11", "host")
+    assert d.libpython_dir is None and d.pip_cert == ""  # Debian's own: in the loader's cache, its pip reads the CA
+    item = by_name(a, "python")
+    assert "/usr/bin/python3.11" in item.detail and "triton-server can run it" in item.detail
+    assert f"passed over {PYENV_EXE}: triton-server cannot enter /root" in item.detail
+
+
+def only_unreachable() -> list[dict]:
+    return [p for p in fixture(PYENV_FIRST) if p["blocked_by"]]
+
+
+def test_only_an_unreachable_python_is_refused_naming_it_the_directory_and_the_fixes() -> None:
+    a = assess(host(pythons=only_unreachable()), DEFAULT)
+    item = by_name(a, "python")
+    assert item.blocker
+    assert f"triton-server can run none that fits (passed over {PYENV_EXE}: triton-server cannot enter /root)" in (
+        item.detail
+    )
+    assert "apt-get install python3.11 python3.11-venv libpython3.11" in item.fix
+    assert f"let triton-server reach {PYENV_EXE} (it is blocked at /root)" in item.fix
+
+
+def test_only_an_unreachable_python_takes_the_standalone_where_one_is_set() -> None:
+    a = assess(host(pythons=only_unreachable()), load(STANDALONE))
+    assert not a.blockers
+    assert (a.decisions.python_source, a.decisions.python) == ("standalone", "3.12")
+    assert a.decisions.script_python == PYENV_EXE  # root still runs the installer's scripts with it
+    assert "can run none that fits" in by_name(a, "python").detail
+
+
+def test_the_server_user_root_reaches_every_python() -> None:
+    a = assess(host(pythons=only_unreachable()), load({"triton_user": "root"}))
+    assert not a.blockers and a.decisions.python_path == PYENV_EXE
 
 
 def test_python_without_shared_libpython_outside_the_distro_is_a_blocker() -> None:

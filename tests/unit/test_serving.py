@@ -124,6 +124,8 @@ def test_hf_token_is_never_in_an_error_or_repr() -> None:
         ("port-in-use.log", "a port is taken"),
         # Debian 13, the server as triton-server, the standalone's libpython taken off LD_LIBRARY_PATH
         ("stub-does-not-run-as-server-user.log", "the python backend stub does not run"),
+        # this controller before the fix: the venv made from pyenv's python3.11 under /root (0700)
+        ("venv-python-unreachable.log", "the python backend stub does not see the venv"),
     ],
 )
 def test_failure_logs_are_explained(log: str, cause: str) -> None:
