@@ -12,34 +12,17 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+
+from pyinfra.api.connectors import get_all_connectors
 
 from config.models import ModelSpec, parse_models
 from config.secrets import mask
 
 DEFAULTS_FILE = Path(__file__).resolve().parents[1] / "group_data" / "all.py"
-# Host data keys with these prefixes are ours: an unknown one is a typo, not someone else's key.
-OWN_PREFIXES = (
-    "triton_",
-    "torch_",
-    "venv_",
-    "persist_",
-    "pip_",
-    "numpy_",
-    "transformers_",
-    "tokenizers_",
-    "huggingface_",
-    "audit_",
-    "hf_",
-    "tritonclient_",
-    "python_",
-    "status_",
-    "provision_",
-    "purge_",
-)
-
 SECRETS = frozenset({"hf_token"})  # never printed, not even in an error
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")  # exact pins: X.Y.Z
@@ -336,9 +319,9 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
     for key, value in data.items():
         if key in types or key == "models":
             values[key] = value
-        elif key.startswith(OWN_PREFIXES) and not key.startswith("_"):
-            close = difflib.get_close_matches(key, list(types), n=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
+        elif not pyinfra_name(key):
+            close = difflib.get_close_matches(key, [*types, "models"], n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]}?" if close else "; group_data/all.py lists every setting"
             problems.append(f"{key}: unknown setting (a typo?){hint}")
     if not values.get("hf_token") and os.environ.get("HF_TOKEN"):  # the controller's, as huggingface_hub reads it
         values["hf_token"] = os.environ["HF_TOKEN"]
@@ -361,6 +344,21 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
         )
     values["models"] = specs
     return Settings(**values)
+
+
+@cache
+def _connector_names() -> tuple[frozenset[str], tuple[str, ...]]:
+    """pyinfra's connector data names (ssh_port, docker_identifier ...) and each connector's prefix."""
+    connectors = get_all_connectors()
+    names = frozenset(name for c in connectors.values() for name in (getattr(c, "data_meta", None) or {}))
+    return names, tuple(f"{name}_" for name in connectors)
+
+
+def pyinfra_name(key: str) -> bool:
+    """A host data name pyinfra itself reads: a global argument (_sudo, _env ...) or a connector's
+    (ssh_*, docker_* ...). Every other name must be a setting of ours."""
+    names, prefixes = _connector_names()
+    return key.startswith("_") or key in names or key.startswith(prefixes)
 
 
 def load_inventory(inventory: Any) -> None:

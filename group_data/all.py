@@ -1,6 +1,7 @@
 """Every setting of the Triton provisioner, with its default. Override per host in the
 inventory, or for one run with `--data name=value`. Validated (config/settings.py) before
-any host is touched: an unknown `triton_*`/`torch_*`/... name or a malformed value stops the run.
+any host is touched: an unknown name (anything but a setting below or pyinfra's own: ssh_*, _sudo ...) or a
+malformed value stops the run, naming the nearest setting.
 """
 
 # --- Triton server artifact -------------------------------------------------------------

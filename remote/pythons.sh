@@ -38,7 +38,7 @@ first_blocked() {
 # What keeps the user from the interpreter $1 (its real path) or its libpython $2: "" where nothing.
 blocked() {
   [ -n "$uid" ] || return 0
-  if ! as_user "$1" -I -c 'import encodings, venv' >/dev/null 2>&1; then
+  if ! as_user "$1" -I -B -c 'import encodings, venv' >/dev/null 2>&1; then
     first_blocked "$1"
   elif [ -n "$2" ] && ! as_user test -r "$2"; then
     first_blocked "$2"
@@ -55,7 +55,7 @@ for v; do
     IFS=$old_ifs
     p="$dir/python$v"
     if [ ! -f "$p" ] || [ ! -x "$p" ]; then continue; fi
-    line=$("$p" -c "$probe" 2>/dev/null) || { printf 'BROKEN\t%s\t%s\n' "$v" "$p"; continue; }
+    line=$("$p" -B -c "$probe" 2>/dev/null) || { printf 'BROKEN\t%s\t%s\n' "$v" "$p"; continue; }
     real=$(printf '%s\n' "$line" | cut -f7)
     case "$seen" in *"
 $real

@@ -1,10 +1,12 @@
 """Hosts whose own Python this Triton build cannot use (Debian 13: Python 3.13 only, no numpy<2
-wheels for the 2.51 stub) served through a standalone CPython; a stub for the wrong Python named
+wheels for the 2.51 stub) served through a standalone CPython; a Python first on PATH that the
+server's user cannot run (pyenv's under /root) passed over; a stub for the wrong Python named
 before anything starts."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +18,8 @@ import testbed
 from testbed import TestHost, op_results, run_pyinfra, write_inventory
 from tests import tiny_models
 from tests.e2e import artifacts
-from tests.e2e.test_provision import changed
+from tests.e2e.test_audit import SNAPSHOT
+from tests.e2e.test_provision import assert_serves, changed
 
 # The trixie host runs beside tb1/tb2 on this machine's loopback: ports of its own.
 PORTS = {"triton_http_port": 18900, "triton_grpc_port": 18901, "triton_metrics_port": 18902}
@@ -62,6 +65,67 @@ def test_debian13_without_a_standalone_python_is_refused_with_the_setting_that_f
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "refusing to provision trixie1, nothing was changed" in out
     assert "[trixie1] BLOCKED, nothing changed: python:" in out
+
+
+def plant_home_python(h: TestHost) -> str:
+    """A pyenv-like CPython under /root (0700): a relocatable CPython (the standalone stand-in, made from
+    this controller's) in /root/.pyenv/versions, linked first on PATH as /usr/local/bin/python3.X, as a
+    `pyenv global` plus a link, or `make altinstall` into a home, leaves it. Returns the interpreter."""
+    archive, version = artifacts.standalone_python()
+    minor = version.rsplit(".", 1)[0]
+    prefix = f"/root/.pyenv/versions/{version}"
+    script = (
+        f"mkdir -p {prefix} && tar -xzf - -C {prefix} --strip-components=1 && chmod 700 /root && "
+        f"ln -sfn {prefix}/bin/python{minor} /usr/local/bin/python{minor}"
+    )
+    with archive.open("rb") as data:
+        subprocess.run(h.ssh_argv(script), stdin=data, check=True, capture_output=True, timeout=120)
+    assert h.ssh(f"command -v python{minor}").stdout.strip() == f"/usr/local/bin/python{minor}"
+    return f"{prefix}/bin/python{minor}"
+
+
+def test_a_python_first_on_path_that_the_server_user_cannot_run_is_passed_over(
+    host: TestHost, served: dict, tmp_path: Path
+) -> None:
+    """Debian 12 with a pyenv-like 3.11 under /root first on PATH and Debian's 3.11 beside it: the venv is
+    made from Debian's, and the server, as triton-server, serves (the README's first command failed on
+    such a machine: the stub could not see a venv whose Python it could not run)."""
+    home_python = plant_home_python(host)
+    report = tmp_path / "audit.json"
+    inv = write_inventory(tmp_path / "inv.py", [host], served, own_ports=True, audit_report_path=str(report))
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-6000:]
+    assert "python   3.11 at /usr/bin/python3.11 (the host's)" in out
+    assert f"passed over {home_python} (triton-server cannot enter /root)" in out
+    assert "home = /usr/bin" in host.ssh("cat /opt/triton/venv/pyvenv.cfg").stdout
+    pid = host.ssh("cat /opt/triton/run/tritonserver.pid").stdout.strip()
+    stub_users = host.ssh(f"ps -o user= --ppid {pid}").stdout.split()
+    assert host.ssh(f"ps -o user= -p {pid}").stdout.strip() == "triton-server"
+    assert stub_users and set(stub_users) == {"triton-server"}  # each model's stub, on the venv
+    assert_serves(host)
+    rc, items = audit(inv, report)
+    assert rc == 0 and items["python"]["detail"].startswith("Python 3.11.2 at /usr/bin/python3.11")
+    assert f"passed over {home_python}: triton-server cannot enter /root" in items["python"]["detail"]
+
+
+def test_a_host_whose_only_fitting_python_the_server_user_cannot_run_is_refused_unchanged(
+    trixie: TestHost, served: dict, tmp_path: Path
+) -> None:
+    """Debian 13 (3.13 only) with a 3.11 under /root: nothing the server's user can run fits, and no
+    standalone is set: refused before any change, naming the interpreter, what blocks it and the fixes.
+    (The module's later tests serve this host through the standalone with that 3.11 still there.)"""
+    home_python = plant_home_python(trixie)
+    before = trixie.ssh(SNAPSHOT).stdout
+    report = tmp_path / "audit.json"
+    inv = write_inventory(tmp_path / "inv.py", [trixie], served, own_ports=True, audit_report_path=str(report), **PORTS)
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "refusing to provision trixie1, nothing was changed" in out
+    assert f"triton-server can run none that fits (passed over {home_python}: triton-server cannot enter /root)" in out
+    assert f"let triton-server reach {home_python} (it is blocked at /root)" in out
+    assert "triton_python = standalone" in out
+    assert trixie.ssh(SNAPSHOT).stdout == before
 
 
 @pytest.fixture(scope="module")

@@ -61,3 +61,16 @@ def test_host_python_scripts_compile_for_python_3_8() -> None:
             for a in filter(None, annotations):
                 newer = any(isinstance(x, ast.Subscript | ast.BinOp) for x in ast.walk(a))
                 assert postponed or not newer, f"{path.name}:{node.lineno}: an annotation Python 3.8 cannot evaluate"
+
+
+def test_ci_runs_the_readme_two_commands_verbatim() -> None:
+    """README.md starts with two commands (the main job, the tests); CI runs each as written, so the path a
+    newcomer takes first cannot break unseen."""
+    readme = (REPO / "README.md").read_text()
+    block = re.search(r"```bash\n(.*?)```", readme, re.DOTALL)
+    assert block, "README.md has no bash block"
+    commands = [line for line in block.group(1).splitlines() if line and not line.startswith("#")]
+    assert len(commands) == 2 and "deploy/provision.py" in commands[0] and "pytest" in commands[1]
+    ci = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if not line.startswith(("#", "echo"))]
+    assert commands[0] in ci and commands[1] in ci
+    assert ci.index(commands[0]) < ci.index(commands[1])

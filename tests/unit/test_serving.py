@@ -328,3 +328,27 @@ def test_pip_sources_with_a_password_go_to_a_pip_configuration_file() -> None:
     assert _pip_config(sources) == (
         "[global]\nindex-url = https://u:pw@pypi.example/simple\nfind-links = http://u:pw@w/ /wh\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "nearest"),
+    [
+        ("ofline", "offline"),
+        ("triton_http_prot", "triton_http_port"),
+        ("modles", "models"),
+        ("torch_verison", "torch_version"),
+    ],
+)
+def test_a_misspelt_setting_stops_the_run_naming_the_nearest_one(key: str, nearest: str) -> None:
+    with pytest.raises(SettingsError, match=rf"{key}: unknown setting \(a typo\?\); did you mean {nearest}\?"):
+        load({key: "True"})
+
+
+def test_a_name_nobody_reads_is_refused_even_without_a_close_setting() -> None:
+    with pytest.raises(SettingsError, match="zzz_qqq: unknown setting"):
+        load({"zzz_qqq": 1})
+
+
+def test_pyinfra_own_data_names_are_taken() -> None:
+    data = {"ssh_port": 2222, "ssh_user": "ops", "_sudo": True, "_env": {"A": "1"}, "docker_identifier": "x"}
+    assert load(data).offline is False
