@@ -16,6 +16,15 @@ Sources, cited by key below:
                     on driver 550 / CUDA 12.4), eullm/eullm#428 (cu130 refused by a 12.x driver)
   [torch-cuda12-end] PyTorch dev-discuss notice (Sep 2026): 2.15 publishes no CUDA 12 wheels,
                     2.14 is the last release with a CUDA 12.x variant
+  [torch-archs]     the GPU architectures (compute capabilities) each official x86_64 wheel carries
+                    kernels for: pytorch/pytorch .ci/manywheel/build_cuda.sh TORCH_CUDA_ARCH_LIST per
+                    release (2.8-2.10 read: base 7.0-9.0, 12.6 adds 5.0 and 6.0, 12.8/12.9 add 10.0
+                    and 12.0, 13.0 is 7.5-12.0+PTX); 2.4-2.7 from the published packages' arch lists
+                    (moi90/pytorch_compute_capabilities); 2.9 restated in Comfy-Org/ComfyUI#16438
+                    (2026-09); 2.10 cu128 without sm_60 seen in Kaggle/kaggle-cli#1151; Volta out of
+                    cu128 from 2.11 (PyTorch 2.11 release notes)
+  [cuda-arch]       NVIDIA CUDA C++ Programming Guide, "binary compatibility": a cubin for compute
+                    capability X.y runs on X.z with z >= y only; PTX is compiled for any newer GPU
   [pbs]             astral-sh/python-build-standalone: `install_only` CPython builds (python/bin,
                     python/lib/libpython3.X.so.1.0, RUNPATH $ORIGIN/../lib), the Pythons uv installs
 """
@@ -159,8 +168,36 @@ TORCH_CUDA_VARIANTS: dict[str, tuple[str, ...]] = {
     "2.14": ("cu126", "cu130", "cu132"),
     "2.15": ("cu130", "cu132"),  # [torch-cuda12-end]
 }
-# CUDA 13 builds drop GPUs below compute capability 7.5 [torch-matrix].
+# CUDA 13 builds drop GPUs below compute capability 7.5 [torch-matrix] (the rule where a torch minor
+# has no TORCH_CUDA_ARCHS entry).
 CUDA13_MIN_COMPUTE_CAPABILITY = "7.5"
+
+# The architectures each x86_64 wheel variant carries kernels for, per torch minor [torch-archs];
+# "+PTX" also carries PTX for it, which newer GPUs compile at load [cuda-arch]. A wheel without a
+# kernel for the GPU installs and then fails at the first CUDA call ("no kernel image is available").
+_CUDA11_ARCHS = ("3.7", "5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0")
+_LEGACY_ARCHS = ("5.0", "6.0", "7.0", "7.5", "8.0", "8.6", "9.0")  # 12.1-12.6: Maxwell to Hopper
+_CU128_27 = (*_LEGACY_ARCHS, "10.0", "12.0")  # 2.7's 12.8 build still carried Maxwell and Pascal
+_CU128_28 = ("7.0", "7.5", "8.0", "8.6", "9.0", "10.0", "12.0")  # Maxwell and Pascal out from 2.8
+_CU129 = ("7.0", "7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX")
+_CU128_211 = ("7.5", "8.0", "8.6", "9.0", "10.0", "12.0")  # Volta out of 12.8 from 2.11
+_CU13 = ("7.5", "8.0", "8.6", "9.0", "10.0", "12.0+PTX")
+TORCH_CUDA_ARCHS: dict[str, dict[str, tuple[str, ...]]] = {
+    "2.4": {"cu118": _CUDA11_ARCHS, "cu121": _LEGACY_ARCHS, "cu124": _LEGACY_ARCHS},
+    "2.5": {"cu118": _CUDA11_ARCHS, "cu121": _LEGACY_ARCHS, "cu124": _LEGACY_ARCHS},
+    "2.6": {"cu118": _CUDA11_ARCHS, "cu124": _LEGACY_ARCHS, "cu126": _LEGACY_ARCHS},
+    "2.7": {"cu118": _CUDA11_ARCHS, "cu126": _LEGACY_ARCHS, "cu128": _CU128_27},
+    "2.8": {"cu126": _LEGACY_ARCHS, "cu128": _CU128_28, "cu129": _CU129},
+    "2.9": {"cu126": _LEGACY_ARCHS, "cu128": _CU128_28, "cu130": _CU13},
+    "2.10": {"cu126": _LEGACY_ARCHS, "cu128": _CU128_28, "cu130": _CU13},
+    "2.11": {"cu126": _LEGACY_ARCHS, "cu128": _CU128_211, "cu130": _CU13},
+    # 2.12-2.15: 2.11's lists carried forward, cu132 as cu130 (not re-read from here: no network to
+    # the build scripts of those releases); cu126 stays the only build with Maxwell, Pascal and Volta.
+    "2.12": {"cu126": _LEGACY_ARCHS, "cu130": _CU13, "cu132": _CU13},
+    "2.13": {"cu126": _LEGACY_ARCHS, "cu130": _CU13, "cu132": _CU13},
+    "2.14": {"cu126": _LEGACY_ARCHS, "cu130": _CU13, "cu132": _CU13},
+    "2.15": {"cu130": _CU13, "cu132": _CU13},
+}
 
 # soname -> apt package, per distro release. Only releases listed in KNOWN_RELEASES are
 # answered; for any other the audit says the name is not known rather than guess one.

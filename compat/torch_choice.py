@@ -45,19 +45,53 @@ def _major(cuda: str) -> str:
     return cuda.split(".")[0]
 
 
+def covers(archs: tuple[str, ...], capability: str) -> bool:
+    """A wheel built for `archs` has kernels for a GPU of this compute capability: one of the same major
+    and a minor not above it (a cubin for X.y runs on X.z, z >= y), or PTX of one not above it [cuda-arch]."""
+    cc = version_key(capability)
+    for arch in archs:
+        built = version_key(arch.removesuffix("+PTX"))
+        if built[0] == cc[0] and built <= cc:
+            return True
+        if arch.endswith("+PTX") and built <= cc:
+            return True
+    return False
+
+
+def wheel_archs(torch_minor: str, variant: str) -> tuple[str, ...] | None:
+    """The architectures a torch minor's variant carries kernels for; None where the table has none."""
+    return t.TORCH_CUDA_ARCHS.get(torch_minor, {}).get(variant)
+
+
+def sm_list(archs: tuple[str, ...]) -> str:
+    """("7.5", "12.0+PTX") -> "sm_75, sm_120 (+PTX)"."""
+    return ", ".join(
+        "sm_" + a.removesuffix("+PTX").replace(".", "") + (" (+PTX)" if a.endswith("+PTX") else "") for a in archs
+    )
+
+
+def _fits_gpus(torch_minor: str, variant: str, capabilities: list[str]) -> bool:
+    """The variant has kernels for every GPU (a GPU whose capability the driver does not report is taken
+    as covered); without the table: CUDA 13 builds need compute capability 7.5 [torch-matrix]."""
+    archs = wheel_archs(torch_minor, variant)
+    if archs is not None:
+        return all(covers(archs, cc) for cc in capabilities)
+    low = any(version_key(cc) < version_key(t.CUDA13_MIN_COMPUTE_CAPABILITY) for cc in capabilities)
+    return not (low and version_key(variant_cuda(variant)) >= (13,))
+
+
 def choose_torch_variant(nvidia: dict, torch_minor: str, variants: tuple[str, ...]) -> tuple[str | None, str]:
     """(variant, the rule that chose it) for auto on a GPU host, or (None, why none can run).
 
-    The highest variant the driver supports fully (its CUDA <= the driver's); else, by CUDA
-    minor-version compatibility, the newest variant of the driver's CUDA major when the driver
-    meets that major's minimum. CUDA 13 variants need every GPU at compute capability >= 7.5.
+    Only variants with kernels for every GPU count [torch-archs]. Of those, the highest the driver supports
+    fully (its CUDA <= the driver's); else, by CUDA minor-version compatibility, the one of the driver's
+    CUDA major closest to the driver's CUDA (it leans least on a driver older than its toolkit), when the
+    driver meets that major's minimum.
     """
     cuda = driver_cuda(nvidia)
     driver = nvidia.get("driver_version") or "?"
-    caps = [version_key(g["compute_capability"]) for g in nvidia.get("gpus", []) if g.get("compute_capability")]
-    min_cc = min(caps, default=None)
-    low_cc = min_cc is not None and min_cc < version_key(t.CUDA13_MIN_COMPUTE_CAPABILITY)
-    usable = [v for v in variants if not (low_cc and version_key(variant_cuda(v)) >= (13,))]
+    capabilities = [g["compute_capability"] for g in nvidia.get("gpus", []) if g.get("compute_capability")]
+    usable = [v for v in variants if _fits_gpus(torch_minor, v, capabilities)]
     if cuda is None:
         return None, f"driver {driver} reports no CUDA version"
     full = [v for v in usable if version_key(variant_cuda(v)) <= version_key(cuda)]
@@ -68,15 +102,17 @@ def choose_torch_variant(nvidia: dict, torch_minor: str, variants: tuple[str, ..
     minimum = t.CUDA_MAJOR_MIN_DRIVER.get(major)
     same = [v for v in usable if _major(variant_cuda(v)) == major]
     if same and minimum and driver != "?" and version_key(driver) >= version_key(minimum):
-        best = max(same, key=lambda v: version_key(variant_cuda(v)))
+        best = min(same, key=lambda v: version_key(variant_cuda(v)))
         return best, (
             f"CUDA minor-version compatibility: {best} runs on a CUDA {major}.x driver >= {minimum} "
-            f"(driver {driver}, CUDA {cuda}); no variant of torch {torch_minor} is <= {cuda}"
+            f"(driver {driver}, CUDA {cuda}); no variant of torch {torch_minor} is <= {cuda}, {best} is the closest"
         )
     why = f"driver {driver} supports CUDA {cuda}; torch {torch_minor} has {', '.join(variants)}"
-    if low_cc:
-        why += f" and its CUDA 13 builds need compute capability >= {t.CUDA13_MIN_COMPUTE_CAPABILITY}"
-    return None, why + f", none of CUDA {major}.x"
+    left_out = [v for v in variants if v not in usable]
+    if left_out:
+        gpus = ", ".join(sorted({f"sm_{cc.replace('.', '')}" for cc in capabilities}))
+        why += f"; {', '.join(left_out)} carry no kernels for this GPU ({gpus})"
+    return None, why + (f", none of CUDA {major}.x" if not left_out else "")
 
 
 def _torch_fix(nvidia: dict, torch_minor: str, variants: tuple[str, ...]) -> str:
@@ -87,12 +123,18 @@ def _torch_fix(nvidia: dict, torch_minor: str, variants: tuple[str, ...]) -> str
         for m, vs in t.TORCH_CUDA_VARIANTS.items()
         if version_key(m) < version_key(torch_minor) and choose_torch_variant(nvidia, m, vs)[0]
     ]
-    lowest = min(variants, key=lambda v: version_key(variant_cuda(v)))
-    need = t.CUDA_MAJOR_MIN_DRIVER.get(_major(variant_cuda(lowest)), "?")
+    capabilities = [g["compute_capability"] for g in nvidia.get("gpus", []) if g.get("compute_capability")]
+    fitting = [v for v in variants if _fits_gpus(torch_minor, v, capabilities)]  # a newer driver helps these
     hints = []
     if older:
-        hints.append(f"torch_version {max(older, key=version_key)}.x (its wheels run on CUDA {_major(cuda)}.x)")
-    hints.append(f"an NVIDIA driver >= {need}")
+        last = max(older, key=version_key)
+        chosen = choose_torch_variant(nvidia, last, t.TORCH_CUDA_VARIANTS[last])[0] or ""
+        archs = wheel_archs(last, chosen)
+        carries = f"its {chosen} carries {sm_list(archs)} and " if archs else ""
+        hints.append(f"torch_version {last}.x ({carries}its wheels run on CUDA {_major(cuda)}.x)")
+    if fitting:
+        lowest = min(fitting, key=lambda v: version_key(variant_cuda(v)))
+        hints.append(f"an NVIDIA driver >= {t.CUDA_MAJOR_MIN_DRIVER.get(_major(variant_cuda(lowest)), '?')}")
     hints.append("torch_variant = cpu")
     return "use " + ", or ".join(hints)
 
@@ -157,4 +199,6 @@ def choose_torch(facts: HostFacts, settings: Settings) -> tuple[TorchChoice, lis
     requirement = f"torch=={settings.torch_version}+{variant}"
     index = f"{settings.torch_index_url.rstrip('/')}/{variant}" if settings.torch_index_url else None
     choice = TorchChoice(variant, requirement, index, {"torch": f"{settings.torch_version}+{variant}", **pins})
-    return choice, [*items, ok("torch", f"{requirement} (variant {variant}: {rule})")]
+    archs = wheel_archs(minor, variant) if variant != "cpu" else None
+    kernels = f"; kernels for {sm_list(archs)}" if archs else ""
+    return choice, [*items, ok("torch", f"{requirement} (variant {variant}: {rule}{kernels})")]

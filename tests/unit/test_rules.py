@@ -250,8 +250,10 @@ def test_new_driver_picks_the_newest_cuda_variant_it_supports() -> None:
 
 def test_t4_on_cuda_124_driver_runs_torch_28_by_minor_version_compatibility() -> None:
     a = assess(host(nvidia=GPU_T4), load({"torch_version": "2.8.0"}))  # no variant <= 12.4
-    assert not a.blockers and a.decisions.torch_variant == "cu129"
-    assert "CUDA minor-version compatibility" in by_name(a, "torch").detail
+    assert not a.blockers and a.decisions.torch_variant == "cu126"  # of cu126, cu128, cu129: the closest
+    detail = by_name(a, "torch").detail
+    assert "CUDA minor-version compatibility" in detail and "cu126 is the closest" in detail
+    assert "kernels for sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90" in detail  # the audit row says
 
 
 def test_cuda12_driver_and_a_torch_without_cuda12_names_the_last_torch_that_has_it() -> None:
@@ -399,7 +401,7 @@ def test_venv_snapshot_needs_its_space_on_the_persistent_path() -> None:
 
 # --- GPU hosts as they are: real nvidia-smi output (sources in each fixture) -> torch variant
 
-GPU_TABLE = [
+GPU_TABLE: list[tuple[str, str, str | None, str]] = [
     # fixture, torch, expected variant, the rule that chose it
     ("colab-t4-550", "2.14.1", "cu126", "minor-version"),  # CUDA 12.4 driver: no variant <= 12.4
     ("a10g-535-aws", "2.14.1", "cu126", "minor-version"),
@@ -409,11 +411,23 @@ GPU_TABLE = [
     ("a100-580-bottlerocket", "2.14.1", "cu130", "fully"),
     ("rtx5090-595", "2.14.1", "cu132", "fully"),  # Blackwell, CUDA 13.2 driver
     ("b200-610", "2.14.1", "cu132", "fully"),  # driver 610's "CUDA UMD Version" header
-    ("colab-t4-550", "2.8.0", "cu129", "minor-version"),
+    ("colab-t4-550", "2.8.0", "cu126", "minor-version"),  # the closest to 12.4 of cu126/cu128/cu129
     ("l4-570", "2.8.0", "cu128", "fully"),
     ("a100-580-bottlerocket", "2.15.0", "cu130", "fully"),
     ("b200-610", "2.15.0", "cu132", "fully"),
     ("old-driver-470-no-compute-cap", "2.7.0", "cu118", "minor-version"),  # CUDA 11.4 driver, cu118
+    # every architecture across releases: only variants with kernels for the GPU count [torch-archs]
+    ("p100-535", "2.14.1", "cu126", "minor-version"),  # Pascal sm_60: only cu126 carries it
+    ("p100-535", "2.8.0", "cu126", "minor-version"),  # 2.8 took Maxwell and Pascal out of cu128/cu129
+    ("v100-535", "2.14.1", "cu126", "minor-version"),  # Volta sm_70
+    ("v100-535", "2.11.0", "cu126", "minor-version"),  # 2.11 took Volta out of cu128
+    ("colab-t4-550", "2.11.0", "cu126", "minor-version"),  # Turing sm_75: cu126 and cu128 carry it
+    ("a100-580-bottlerocket", "2.11.0", "cu130", "fully"),  # Ampere sm_80
+    ("h100-535", "2.8.0", "cu126", "minor-version"),  # Hopper sm_90, CUDA 12.2 driver: the closest
+    ("rtx5090-595", "2.8.0", "cu129", "fully"),  # Blackwell sm_120: not in cu126
+    ("b200-610", "2.7.0", "cu128", "fully"),  # Blackwell sm_100: only 2.7's cu128 carries it
+    ("b200-610", "2.6.0", None, ""),  # no 2.6 wheel carries sm_100
+    ("p100-535", "2.15.0", None, ""),  # cu130/cu132 only (and a CUDA 12 driver)
 ]
 
 
@@ -424,10 +438,53 @@ def test_gpu_table_driver_to_torch_variant(case: str, torch: str, variant: str, 
     spec = json.loads((FIX / "nvidia.Nvidia" / f"{case}.json").read_text())
     nvidia = Nvidia().process(spec["output"])  # through the fact's parser, as a run reads it
     a = assess(host(nvidia=nvidia), load({"torch_version": torch}))
-    assert not a.blockers, a.blockers
     assert a.decisions.torch_variant == variant
     detail = by_name(a, "torch").detail
+    if variant is None:
+        assert by_name(a, "torch").blocker, detail
+        return
+    assert not a.blockers, a.blockers
     assert ("CUDA minor-version compatibility" in detail) == (rule == "minor-version"), detail
+
+
+def test_a_gpu_no_variant_has_kernels_for_is_refused_naming_the_last_torch_that_has() -> None:
+    """A P100 (sm_60) on a 580 driver with torch 2.15 (cu130, cu132: 7.5 and up): refused before any change,
+    naming 2.14 whose cu126 carries sm_60; never the CUDA 13 wheel that installs and then fails."""
+    nvidia = fixture("nvidia.Nvidia/p100-535")
+    nvidia.update(driver_version="580.65.06", cuda_version="13.0")
+    item = by_name(assess(host(nvidia=nvidia), load({"torch_version": "2.15.0"})), "torch")
+    assert item.blocker
+    assert "cu130, cu132 carry no kernels for this GPU (sm_60)" in item.detail
+    assert item.fix.startswith("use torch_version 2.14.x (its cu126 carries sm_50, sm_60,")
+
+
+def test_blackwell_on_a_cuda_128_driver_is_sent_to_the_last_torch_with_a_cu128_wheel() -> None:
+    """An RTX 5090 (sm_120) on driver 570 (CUDA 12.8) with torch 2.14: cu126 has no sm_120 and the cu13x
+    wheels need driver 580; torch 2.11's cu128 carries sm_120, or a newer driver."""
+    nvidia = fixture("nvidia.Nvidia/rtx5090-595")
+    nvidia.update(driver_version="570.133.07", cuda_version="12.8")
+    item = by_name(assess(host(nvidia=nvidia), load({"torch_version": "2.14.1"})), "torch")
+    assert item.blocker and "cu126 carry no kernels for this GPU (sm_120)" in item.detail
+    assert "torch_version 2.11.x (its cu128 carries" in item.fix and "sm_120" in item.fix
+    assert "an NVIDIA driver >= 580.0" in item.fix
+
+
+@pytest.mark.parametrize(
+    ("archs", "capability", "runs"),
+    [
+        (("8.0",), "8.6", True),  # a cubin for 8.0 runs on 8.6 and 8.9 (same major, higher minor)
+        (("8.6",), "8.0", False),
+        (("9.0",), "10.0", False),  # never across majors
+        (("7.5", "12.0+PTX"), "12.1", True),  # PTX is compiled for a newer GPU
+        (("7.5", "12.0"), "12.1", True),
+        (("7.5", "10.0"), "12.0", False),
+        (("5.0", "6.0"), "6.1", True),
+    ],
+)
+def test_a_wheel_covers_a_gpu_by_binary_compatibility_within_a_major(archs, capability, runs) -> None:
+    from compat.torch_choice import covers
+
+    assert covers(archs, capability) == runs
 
 
 @pytest.mark.parametrize(
