@@ -34,6 +34,7 @@ class HostFacts:
     system_ca_bundle: bool = False  # compat.tables.SYSTEM_CA_BUNDLE exists on the host
     standalone_python_exists: bool = False  # the configured standalone CPython is unpacked
     persist_dir: dict | None = None  # pyinfra's Directory fact of persist_dir: user, group, mode (755)
+    persist_blocked: str = ""  # UserAccess: the directory on the way to persist_dir the server's user cannot enter
     cpus: int | None = None  # CPUs online (pyinfra's hardware.Cpus)
 
 
@@ -97,6 +98,8 @@ class Decisions:
     torch_index: str | None = None  # full index URL, or None
     apt_packages: list[str] = field(default_factory=list)
     venv_pins: dict[str, str] = field(default_factory=dict)  # name -> exact version in the venv
+    # what to fix first that does not stop the run (a notebook's persist_dir a reset wipes), for the plan
+    first_fixes: tuple[str, ...] = ()
     # model name -> its copies, threads and batch sizes on this host (compat/serving.py)
     model_serving: dict[str, Serving] = field(default_factory=dict)
 

@@ -149,17 +149,62 @@ def check_environment(facts: HostFacts, settings: Settings) -> list[Item]:
 
 def check_persist_dir(facts: HostFacts, settings: Settings) -> list[Item]:
     """Root installs from the caches on the persistent path (the venv snapshot, wheels, apt's .debs):
-    nobody but root may be able to write it."""
+    nobody but root may be able to write it; the server's user must be able to enter it (it reads the
+    HF cache and the uploaded models there). A mounted Google Drive presents everything as root's, 0700
+    directories and 0600 files, execute bits not kept across sessions (googlecolab/colabtools#3162),
+    and lets root alone in (#906): safe for root's caches, closed to any other user."""
     d, path = facts.persist_dir, Layout(settings).persist
+    user = settings.triton_user
+    items = []
     if d is None:
-        return [ok("persist_dir", f"{path} (made, owned by root, mode 755)")]
-    mode = d.get("mode") or 0
-    group_or_other_write = (mode // 10 % 10) & 2 or (mode % 10) & 2
-    if d.get("user") != "root" or group_or_other_write:
-        who = f"owned by {d.get('user')}" if d.get("user") != "root" else f"mode {mode}: group or others may write"
-        fix = f"chown root: {path} && chmod go-w {path}, or set persist_dir to a path only root can write"
-        return [blocker("persist_dir", f"{path} is {who}; root installs what is cached there", fix)]
-    return [ok("persist_dir", f"{path} (owned by root, mode {mode})")]
+        items.append(ok("persist_dir", f"{path} (made, owned by root, mode 755)"))
+    else:
+        mode = d.get("mode") or 0
+        group_or_other_write = (mode // 10 % 10) & 2 or (mode % 10) & 2
+        if d.get("user") != "root" or group_or_other_write:
+            who = f"owned by {d.get('user')}" if d.get("user") != "root" else f"mode {mode}: group or others may write"
+            fix = f"chown root: {path} && chmod go-w {path}, or set persist_dir to a path only root can write"
+            return [blocker("persist_dir", f"{path} is {who}; root installs what is cached there", fix)]
+        items.append(ok("persist_dir", f"{path} (owned by root, mode {mode})"))
+    if facts.persist_blocked and user != "root":
+        blocked = facts.persist_blocked
+        why = (
+            f"the server's user {user} cannot enter {blocked}, on the way to {path}: the server reads the HF "
+            "cache and the uploaded models there"
+        )
+        fix = f"let {user} enter {blocked} (chmod o+x), or set persist_dir to a path it can enter"
+        if _notebook(facts):
+            fix += "; on a notebook whose drive admits root alone (Colab's Google Drive), set triton_user = root"
+        return [blocker("persist_dir", why, fix)]
+    return items
+
+
+def _notebook(facts: HostFacts) -> bool:
+    """A notebook host (Colab, Kaggle, or one with Colab's /content): reset wipes all but a mounted drive."""
+    return bool(facts.init and (facts.init.get("notebook") or facts.init.get("content_dir")))
+
+
+# Where a notebook keeps files across a reset: a Google Drive mounted here (Colab's documented mount point).
+NOTEBOOK_DRIVE = "/content/drive"
+NOTEBOOK_PERSIST_EXAMPLE = f"{NOTEBOOK_DRIVE}/MyDrive/triton"
+
+
+def persist_wiped(facts: HostFacts, settings: Settings) -> Item | None:
+    """On a notebook, a persist_dir on the disk a reset wipes (the root file system, or /content outside
+    the drive) keeps nothing: the first thing to fix, though the run can go on (it is merely slow after
+    each reset). None where that is not so."""
+    path = Layout(settings).persist
+    mount = (facts.free_persist or {}).get("mount", "")
+    on_drive = path == NOTEBOOK_DRIVE or path.startswith(NOTEBOOK_DRIVE + "/")
+    under_content = path == "/content" or path.startswith("/content/")
+    if not _notebook(facts) or on_drive or not (mount == "/" or under_content):
+        return None
+    return incompatible(
+        "persistent path",
+        f"{path} is on the disk a notebook reset wipes (file system {mount or '?'}): the caches would not outlive it",
+        f"mount the drive first (from google.colab import drive; drive.mount('{NOTEBOOK_DRIVE}')), then set "
+        f"persist_dir = {NOTEBOOK_PERSIST_EXAMPLE}",
+    )
 
 
 def check_ports(facts: HostFacts, settings: Settings) -> list[Item]:

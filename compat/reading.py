@@ -15,6 +15,7 @@ from config.layout import Layout
 from config.settings import Settings, load, load_inventory, record_name
 from facts import batch
 from facts.disk import FreeSpace
+from facts.files import UserAccess
 from facts.libraries import LinkerCache, MissingLibraries
 from facts.nvidia import Nvidia
 from facts.ports import ListeningPorts
@@ -58,6 +59,7 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         init=host.get_fact(InitSystem),
         hf_home_exists=bool(host.get_fact(Directory, layout.hf_home)),
         persist_dir=host.get_fact(Directory, layout.persist) or None,
+        persist_blocked=host.get_fact(UserAccess, settings.triton_user, [layout.persist]).get(layout.persist, ""),
         env_files_exist=all(env_files),
         standalone_python_exists=bool(standalone),
         system_ca_bundle=bool(host.get_fact(File, SYSTEM_CA_BUNDLE)),

@@ -60,6 +60,7 @@ def plan(
     )
     lines = [
         f"== plan for {host_name} (nothing is changed before this)",
+        *(f"  FIX FIRST  {fix}" for fix in d.first_fixes),
         f"  python   {d.python} at {d.python_path} ({python}); the python backend stub for {d.python}",
         *(f"           passed over {why}" for why in d.python_passed_over),
         f"  torch    {d.torch_requirement} from {mask(torch_from)}",

@@ -27,6 +27,7 @@ from compat.installed import (
     check_ports,
     check_triton,
     check_venv,
+    persist_wiped,
 )
 from compat.python_choice import choose_python, stub_fix
 from compat.serving import model_serving
@@ -40,7 +41,9 @@ __all__ = ["Assessment", "Decisions", "HostFacts", "Item", "assess", "package_fo
 def assess(facts: HostFacts, settings: Settings) -> Assessment:
     """Check a host against the settings; decide what to install; list what is wrong and the fix."""
     build, release = wanted_build(settings)
-    items: list[Item] = check_platform(facts, settings, release)
+    wiped = persist_wiped(facts, settings)
+    items: list[Item] = [wiped] if wiped else []  # the first thing to fix on a notebook
+    items += check_platform(facts, settings, release)
     if build:
         items += check_c_runtime(facts, build)
     numpy_lt2 = build is not None and build.numpy_spec == "<2"
@@ -77,6 +80,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
         torch_index=torch.index,
         apt_packages=sorted(set(python.apt_packages + library_packages + triton_packages)),
         venv_pins=torch.pins,
+        first_fixes=(f"{wiped.name}: {wiped.detail}; fix: {wiped.fix}",) if wiped else (),
         model_serving=model_serving(settings.models, facts.cpus, bool((facts.nvidia or {}).get("gpus"))),
     )
     return Assessment(items=items, decisions=decisions)

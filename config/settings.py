@@ -139,8 +139,8 @@ def defaults() -> dict[str, Any]:
 
 
 def _abs_path(value: str) -> str | None:
-    if not value.startswith("/") or "\n" in value or "\0" in value:
-        return "must be an absolute path, such as /opt/triton"
+    if not value.startswith("/") or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        return "must be an absolute path without control characters, such as /opt/triton"
     return None
 
 

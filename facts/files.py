@@ -91,3 +91,24 @@ class AgedEntries(FactBase[dict[str, list[AgedEntry]]]):
                     )
             out[directory] = sorted(entries, key=lambda e: (-e["mtime"], e["name"]))
         return out
+
+
+class UserAccess(FactBase[dict[str, str]]):
+    """For each path, the directory on the way to it that `user` (the server's) cannot enter, checked as
+    that user (as nobody before it exists); "" where it reaches the path, a part not made yet, or where
+    nothing is checked (the user is root). Paths are settings: absolute, without control characters."""
+
+    def command(self, user: str, paths: list[str]) -> StringCommand:
+        return shell("user_access.sh", user, *paths)
+
+    @staticmethod
+    def default() -> dict[str, str]:
+        return {}
+
+    def process(self, output: list[str]) -> dict[str, str]:
+        access: dict[str, str] = {}
+        for line in output:
+            parts = line.split("\t")
+            if parts[0] == "ACCESS" and len(parts) in (2, 3):  # an empty last field may arrive stripped
+                access[parts[1]] = parts[2] if len(parts) == 3 else ""
+        return access

@@ -5,35 +5,9 @@
 # it, its libpython by reading it. A user not made yet is checked as nobody (no group of the host's, as
 # the system user the provisioner makes). Not root, or the user is root: nothing is checked ("").
 probe="$1"
-user="$2"
+. ./as_user.sh
+check_as "$2"
 shift 2
-uid="" gid="" groups=--clear-groups
-if [ "$user" != root ] && [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
-  if id -u "$user" >/dev/null 2>&1; then
-    uid=$(id -u "$user") gid=$(id -g "$user") groups=--init-groups
-  else
-    uid=65534 gid=65534
-  fi
-fi
-
-as_user() {
-  setpriv --reuid="$uid" --regid="$gid" "$groups" -- "$@"
-}
-
-# The first directory on the way to $1 that the user cannot enter; $1 itself where none is.
-first_blocked() {
-  rest="${1#/}" dir=""
-  while [ -n "$rest" ]; do
-    part="${rest%%/*}"
-    case "$rest" in */*) rest="${rest#*/}" ;; *) rest="" ;; esac
-    dir="$dir/$part"
-    if [ -n "$rest" ] && ! as_user test -x "$dir"; then
-      printf '%s' "$dir"
-      return
-    fi
-  done
-  printf '%s' "$1"
-}
 
 # What keeps the user from the interpreter $1 (its real path) or its libpython $2: "" where nothing.
 blocked() {

@@ -51,3 +51,29 @@ def test_bad_settings_stop_before_any_fact_is_read(host: TestHost, tmp_path: Pat
     assert "torch_varaint: unknown setting (a typo?); did you mean torch_variant?" in out
     assert "== audit of" not in out
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_notebook_whose_persist_dir_a_reset_wipes_is_told_so_first(
+    host: TestHost, served: dict, tmp_path: Path
+) -> None:
+    """A notebook-like host (Colab's /content, sshd as PID 1) with persist_dir on its root file system (the
+    overlay `testbed reset` wipes): the audit's first row and the plan's first line name it and the Drive
+    path to use; the run may go on. A misspelt setting in the same shape stops the run unchanged."""
+    host.ssh("mkdir -p /content")
+    report = tmp_path / "report.json"
+    settings = {**served, "persist_dir": "/var/lib/triton-cache"}
+    inv = write_inventory(tmp_path / "inv.py", [host], settings, own_ports=True, audit_report_path=str(report))
+    res = run_pyinfra(inv, "deploy/audit.py", "-y")
+    items = json.loads(report.read_text())["hosts"][host.name]["items"]
+    assert items[0]["name"] == "persistent path" and items[0]["status"] == "incompatible", items[0]
+    assert "/var/lib/triton-cache is on the disk a notebook reset wipes (file system /)" in items[0]["detail"]
+    assert "persist_dir = /content/drive/MyDrive/triton" in items[0]["fix"]
+    before = host.ssh(SNAPSHOT).stdout
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", "--dry")
+    out = res.stdout + res.stderr
+    plan = out.split("== plan for", 1)[1].splitlines()
+    assert plan[1].startswith("  FIX FIRST  persistent path: /var/lib/triton-cache is on the disk"), plan[:3]
+    misspelt = run_pyinfra(inv, "deploy/provision.py", "-y", "--data", "persist_dri=/content/drive/MyDrive/t")
+    assert misspelt.returncode != 0
+    assert "persist_dri: unknown setting (a typo?); did you mean persist_dir?" in misspelt.stdout + misspelt.stderr
+    assert host.ssh(SNAPSHOT).stdout == before

@@ -714,3 +714,51 @@ def test_serving_defaults_come_from_the_hosts_cpus_where_a_model_sets_none() -> 
         "           3 instance(s) x 2 torch thread(s), batches up to 4"
         " (instance_count, intra_op_threads, max_batch_size)" in text
     )
+
+
+# --- notebooks used from inside: the persistent path
+
+COLAB_INIT = {"pid1": "docker-init", "systemd": False, "notebook": "colab", "content_dir": True}
+# Colab's Google Drive as it presents itself: root's, 0700 directories (googlecolab/colabtools#3162)
+DRIVE_DIR = {"user": "root", "group": "root", "mode": 700}
+
+
+def notebook(persist: str, mount: str, blocked: str = "", init: dict | None = COLAB_INIT) -> HostFacts:
+    facts = host(("ubuntu", "24.04", "noble"), glibc="2.39", glibcxx="3.4.33", pythons=py("3.12"))
+    facts.init = init
+    facts.free_persist = space(50, mount)
+    facts.persist_blocked = blocked
+    facts.persist_dir = DRIVE_DIR if persist.startswith("/content/drive") else None
+    return facts
+
+
+def test_a_notebook_persist_dir_a_reset_wipes_is_the_first_thing_to_fix() -> None:
+    a = assess(notebook("/var/lib/triton-provisioner", "/"), DEFAULT)
+    first = a.items[0]
+    assert first.name == "persistent path" and first.status == "incompatible" and not first.blocker
+    assert "on the disk a notebook reset wipes" in first.detail
+    assert "drive.mount('/content/drive')" in first.fix and "persist_dir = /content/drive/MyDrive/triton" in first.fix
+    assert a.decisions.first_fixes and a.decisions.first_fixes[0].startswith("persistent path: /var/lib/")
+    assert not a.blockers  # it still runs: merely slow after each reset
+    content = assess(notebook("/content/cache", "/"), load({"persist_dir": "/content/cache"}))
+    assert content.items[0].name == "persistent path"
+
+
+def test_a_persist_dir_on_the_drive_or_off_a_notebook_is_not_flagged() -> None:
+    on_drive = load({"persist_dir": "/content/drive/MyDrive/triton", "triton_user": "root"})
+    a = assess(notebook("/content/drive/MyDrive/triton", "/content/drive"), on_drive)
+    assert "persistent path" not in [i.name for i in a.items] and not a.blockers
+    assert "owned by root, mode 700" in by_name(a, "persist_dir").detail  # the drive's modes are safe for root
+    vm = assess(notebook("/var/lib/triton-provisioner", "/", init={"pid1": "systemd", "systemd": True}), DEFAULT)
+    assert "persistent path" not in [i.name for i in vm.items]
+
+
+def test_a_persist_dir_the_server_user_cannot_enter_is_refused_with_the_notebook_fix() -> None:
+    settings = load({"persist_dir": "/content/drive/MyDrive/triton"})
+    a = assess(notebook("/content/drive/MyDrive/triton", "/content/drive", blocked="/content/drive"), settings)
+    item = by_name(a, "persist_dir")
+    assert item.blocker and "triton-server cannot enter /content/drive" in item.detail
+    assert "set triton_user = root" in item.fix
+    facts = notebook("/var/lib/triton-provisioner", "/", blocked="/var/lib", init=None)
+    vm_item = by_name(assess(facts, DEFAULT), "persist_dir")
+    assert vm_item.blocker and "triton_user = root" not in vm_item.fix and "chmod o+x" in vm_item.fix

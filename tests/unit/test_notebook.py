@@ -1,0 +1,34 @@
+"""The shipped notebook: valid nbformat 4, outputs cleared, and each code cell exactly as the README shows it."""
+
+import json
+from pathlib import Path
+
+REPO = Path(__file__).parents[2]
+
+
+def test_the_colab_notebook_is_clean_and_its_cells_are_the_readme_s() -> None:
+    nb = json.loads((REPO / "notebooks" / "colab.ipynb").read_text())
+    assert nb["nbformat"] == 4
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert len(code) >= 5
+    assert all(c["outputs"] == [] and c["execution_count"] is None for c in code)  # outputs cleared
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("### A Colab-like notebook", 1)[1].split("\n## ", 1)[0]
+    for cell in code:
+        assert f"```python\n{''.join(cell['source'])}\n```" in section
+    sources = ["".join(c["source"]) for c in code]
+    assert sources[0].startswith("from google.colab import drive")  # the drive first, then the rest
+    assert any("deploy/provision.py" in s for s in sources) and "/v2/models/" in sources[-1]
+
+
+def test_the_notebook_inventory_is_valid_settings() -> None:
+    from config.settings import load
+
+    nb = json.loads((REPO / "notebooks" / "colab.ipynb").read_text())
+    cell = next("".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith("%%writefile"))
+    namespace: dict = {}
+    exec(cell.split("\n", 1)[1], namespace)
+    (name, data), *_ = namespace["colab"]
+    settings = load(data)
+    assert name == "@local" and settings.persist_dir.startswith("/content/drive/") and settings.triton_user == "root"
+    assert [m.name for m in settings.models] == ["sentiment"]
