@@ -32,7 +32,8 @@ class HostFacts:
     hf_home_exists: bool = False
     env_files_exist: bool = False
     system_ca_bundle: bool = False  # compat.tables.SYSTEM_CA_BUNDLE exists on the host
-    standalone_python_exists: bool = False  # the configured standalone CPython is unpacked
+    standalone_python_exists: bool = False  # the standalone CPython of python_standalone_url is unpacked
+    uv_pythons: list[str] = field(default_factory=list)  # minor versions of the CPythons uv installed, checked
     persist_dir: dict | None = None  # pyinfra's Directory fact of persist_dir: user, group, mode (755)
     persist_blocked: str = ""  # UserAccess: the directory on the way to persist_dir the server's user cannot enter
     cpus: int | None = None  # CPUs online (pyinfra's hardware.Cpus)
@@ -88,7 +89,7 @@ class Decisions:
     python: str | None = None  # "3.11"
     python_path: str | None = None
     libpython_dir: str | None = None  # to add to LD_LIBRARY_PATH (not in the linker cache)
-    python_source: str = "host"  # "host", or "standalone": the CPython of python_standalone_url
+    python_source: str = "host"  # "host"; "standalone": python_standalone_url's CPython; "uv": one uv installs
     script_python: str | None = None  # a host python3 that runs the installer's own host scripts
     python_passed_over: tuple[str, ...] = ()  # host interpreters the server's user cannot run, with why
     pip_cert: str = ""  # a CA bundle for pip (the host's, for a standalone Python's pip)

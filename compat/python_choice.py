@@ -100,7 +100,8 @@ def choose_python(
             why += f", and the server's user {user} can run none that fits ({skipped})"
         if numpy_lt2 and any(version_key(p["version"]) > version_key(t.NUMPY_LT2_MAX_PYTHON) for p in facts.pythons):
             why += f" (Python > {t.NUMPY_LT2_MAX_PYTHON} has no numpy<2, which the Triton {build_version} stub needs)"
-        if settings.triton_python == "auto" and settings.python_standalone_url:
+        usable_distro = [v for v in distro_pythons if python_fits(v, stubs, numpy_lt2)]
+        if settings.triton_python == "auto" and (script_python or settings.python_standalone_url or not usable_distro):
             choice, items = use_standalone(
                 facts, settings, stubs, numpy_lt2, script_python, f"no host Python fits: {why}"
             )
@@ -148,8 +149,7 @@ def _no_python_fix(facts: HostFacts, stubs: tuple[str, ...], numpy_lt2: bool, di
         return f"apt-get install {pkg} {pkg}-venv {lib}, or set triton_python"
     # the distribution's own Python is too new (or too old) for this build's stub
     return (
-        f"set triton_python = standalone with python_standalone_url, _sha256 and _version naming a "
-        f"python-build-standalone CPython {top} install_only archive (group_data/all.py says where); "
+        f"set triton_python = auto or standalone (uv installs a standalone CPython {top}); "
         f"or install a Python {stubs[0]}-{top} built with --enable-shared and set triton_python"
     )
 
@@ -201,10 +201,7 @@ def stub_fix(facts: HostFacts, stub: str, venv: str | None) -> str:
         lib = package_for(f"libpython{stub}.so.1.0", facts.os)
         return f"apt-get install python{stub} python{stub}-venv {lib}, then set triton_python = {stub}"
     other = f"; or use a Triton tarball whose stub is for Python {venv}" if venv else ""
-    return (
-        f"set triton_python = standalone with python_standalone_url, _sha256 and _version naming a "
-        f"CPython {stub} build (python-build-standalone install_only){other}"
-    )
+    return f'set triton_python = standalone with python_standalone_version = "{stub}" (uv installs it){other}'
 
 
 def use_standalone(
@@ -215,31 +212,59 @@ def use_standalone(
     script_python: str | None,
     rule: str,
 ) -> tuple[PythonChoice, list[Item]]:
-    """The standalone CPython of python_standalone_url: its own libpython, venv and stdlib."""
-    version, minor = settings.python_standalone_version, settings.python_standalone_minor
+    """A standalone CPython (its own libpython, venv and stdlib): the archive of python_standalone_url,
+    else one uv installs (python_standalone_version, or the newest minor this build's stub takes)."""
+    top = t.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]
+    minor = settings.python_standalone_minor or top
     if not python_fits(minor, stubs, numpy_lt2):
-        top = t.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]
+        fix = (
+            f"point python_standalone_url at a CPython {top} build (and its sha256 and version)"
+            if settings.python_standalone_url
+            else f'set python_standalone_version = "{top}" (or "")'
+        )
         return PythonChoice(script_python=script_python), [
             blocker(
                 "python",
-                f"python_standalone_version {version}: this Triton build's stub takes Python {stubs[0]}-{top}",
-                f"point python_standalone_url at a CPython {top} build (and its sha256 and version)",
+                f"python_standalone_version {settings.python_standalone_version}: this Triton build's stub "
+                f"takes Python {stubs[0]}-{top}",
+                fix,
             )
         ]
     if script_python is None:
         return PythonChoice(), [
             blocker("python", "the host has no python3 (3.8+) to run the installer's steps", "apt-get install python3")
         ]
-    home = Layout(settings).python_standalone_home
+    pip_cert = t.SYSTEM_CA_BUNDLE if facts.system_ca_bundle else ""  # its pip trusts certifi's bundle alone
+    if settings.python_standalone_url:
+        home = Layout(settings).python_standalone_home
+        source = "standalone"
+        detail = (
+            f"standalone CPython {settings.python_standalone_version} at {home} from "
+            f"{settings.python_standalone_url} (chosen by {rule})"
+        )
+    else:
+        arch = (facts.os or {}).get("arch") or "x86_64"
+        if arch not in t.UV_WHEELS:
+            return PythonChoice(script_python=script_python), [
+                blocker("python", f"no uv wheel is pinned for {arch}", "set python_standalone_url, _sha256, _version")
+            ]
+        home = Layout(settings).uv_python_home(minor, arch)
+        source = "uv"
+        wanted = settings.python_standalone_version or f"{minor} (the newest {minor}.x uv {t.UV_VERSION} knows)"
+        where = settings.python_downloads_json_url or settings.python_install_mirror or "python-build-standalone"
+        detail = (
+            f"standalone CPython {wanted} at {home}, installed by uv {t.UV_VERSION} from {where} with the sha256 "
+            f"uv checks (chosen by {rule})"
+        )
     choice = PythonChoice(
         python=minor,
         python_path=f"{home}/bin/python{minor}",
         libpython_dir=f"{home}/lib",
-        source="standalone",
+        source=source,
         script_python=script_python,
-        pip_cert=t.SYSTEM_CA_BUNDLE if facts.system_ca_bundle else "",
+        pip_cert=pip_cert,
     )
-    detail = f"standalone CPython {version} at {home} from {settings.python_standalone_url} (chosen by {rule})"
-    if facts.standalone_python_exists:
+    installed = facts.standalone_python_exists if source == "standalone" else minor in facts.uv_pythons
+    if installed:
         return choice, [ok("python", detail), ok(f"libpython{minor}.so.1.0", f"{home}/lib")]
-    return choice, [missing("python", detail, "run deploy/provision.py (downloads, checks and unpacks it)")]
+    return choice, [missing("python", detail, "run deploy/provision.py (downloads, checks and installs it)")]

@@ -15,7 +15,7 @@ from config.layout import Layout
 from config.settings import Settings, load, load_inventory, record_name
 from facts import batch
 from facts.disk import FreeSpace
-from facts.files import UserAccess
+from facts.files import TreeEntries, UserAccess
 from facts.libraries import LinkerCache, MissingLibraries
 from facts.nvidia import Nvidia
 from facts.ports import ListeningPorts
@@ -43,7 +43,13 @@ def gather(host: Host, settings: Settings) -> HostFacts:
     cache = host.get_fact(LinkerCache)
     triton = host.get_fact(TritonInstall, layout.current)
     env_files = [host.get_fact(File, layout.profile), host.get_fact(File, layout.launcher)]
-    standalone = settings.python_standalone_url and host.get_fact(File, f"{layout.python_standalone_home}/.provisioner")
+    if settings.python_standalone_url:
+        standalone = bool(host.get_fact(File, f"{layout.python_standalone_home}/.provisioner"))
+        uv_minors: list[str] = []
+    else:  # uv's CPythons: a marker per minor version, written once one is installed and checked
+        standalone = False
+        marked = host.get_fact(TreeEntries, layout.uv_pythons, "children")
+        uv_minors = [name.removeprefix(".provisioner-") for name in marked if name.startswith(".provisioner-")]
     return HostFacts(
         os=host.get_fact(OsRelease),
         c_runtime=host.get_fact(CRuntime),
@@ -61,7 +67,8 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         persist_dir=host.get_fact(Directory, layout.persist) or None,
         persist_blocked=host.get_fact(UserAccess, settings.triton_user, [layout.persist]).get(layout.persist, ""),
         env_files_exist=all(env_files),
-        standalone_python_exists=bool(standalone),
+        standalone_python_exists=standalone,
+        uv_pythons=uv_minors,
         system_ca_bundle=bool(host.get_fact(File, SYSTEM_CA_BUNDLE)),
         cpus=host.get_fact(Cpus),
     )

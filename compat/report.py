@@ -52,7 +52,9 @@ def plan(
     """What a provision will do on this host, printed before any change (and all that --dry prints);
     artifact_size: bytes to download, where the source said."""
     a = d.artifact
-    python = "a standalone CPython" if d.python_source == "standalone" else "the host's"
+    python = {"standalone": "a standalone CPython", "uv": "a standalone CPython uv installs"}.get(
+        d.python_source, "the host's"
+    )
     torch_from = d.torch_index or " and ".join(
         x
         for x in (settings.pip_index_url or "PyPI", settings.pip_find_links and f"find-links {settings.pip_find_links}")

@@ -59,7 +59,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
     torch, torch_items = choose_torch(facts, settings)
     triton_items, triton_packages = check_triton(facts, settings, build, python.python)
     items += python_items + library_items + torch_items
-    items += check_disk(facts, settings, torch.variant, python.source == "standalone")
+    items += check_disk(facts, settings, torch.variant, python.source in ("standalone", "uv"))
     items += triton_items
     items += check_venv(facts, settings, build, python, torch.pins)
     items += check_environment(facts, settings)

@@ -259,15 +259,26 @@ DISTRO_PYTHONS: dict[tuple[str, str], tuple[str, ...]] = {
 }
 LIBPYTHON_PACKAGE_SUFFIX: dict[tuple[str, str], str] = {("ubuntu", "24.04"): "t64"}
 
-# uv, the installer that puts the wheelhouse into the venv (venv_installer = "uv"): one pinned
-# release, its wheels' sha256 per platform [pypi-uv: https://pypi.org/pypi/uv/0.13.9/json, checked
-# 2026-12-01: manylinux_2_17_x86_64 and manylinux_2_28_aarch64]. pip downloads it into the
-# wheelhouse (its tools/ folder) with --require-hashes, from the same index as every other wheel.
+# uv, the installer that puts the wheelhouse into the venv (venv_installer = "uv") and installs a
+# standalone CPython where no host Python fits: one pinned release, its wheel's URL and sha256 per
+# machine [pypi-uv: https://pypi.org/pypi/uv/0.13.9/json, checked 2026-12-01: manylinux_2_17_x86_64 and
+# manylinux_2_28_aarch64; the URLs as pip download reports them]. The venv step has pip download it into
+# the wheelhouse (its tools/ folder) with --require-hashes; the standalone step fetches the file itself.
 UV_VERSION = "0.13.9"
-UV_SHA256 = (
-    "d7f459fe4fd247d830351c75686d3996ace3c6f3f728eb0e85a30b7ada0cef19",  # x86_64
-    "ecb6028d79dc96fbeafffe5c8af62a7099487ebc05a701e76714eebcffd06375",  # aarch64
-)
+_PYPI = "https://files.pythonhosted.org/packages"
+UV_WHEELS: dict[str, tuple[str, str]] = {
+    "x86_64": (
+        f"{_PYPI}/3d/aa/26d64642d808de4a652579ef950d7cd2d37f080a8babf9c67c6b75fc4c3f/"
+        "uv-0.13.9-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        "d7f459fe4fd247d830351c75686d3996ace3c6f3f728eb0e85a30b7ada0cef19",
+    ),
+    "aarch64": (
+        f"{_PYPI}/fe/2f/51a5de367c602592c018a42a23d57fba5f2689fe6c3bf025dcf043b39c61/"
+        "uv-0.13.9-py3-none-manylinux_2_28_aarch64.whl",
+        "ecb6028d79dc96fbeafffe5c8af62a7099487ebc05a701e76714eebcffd06375",
+    ),
+}
+UV_SHA256 = tuple(sha for _, sha in UV_WHEELS.values())
 
 # Serving defaults where a model's entry does not set them (compat/serving.py), measured on the test
 # host's 2 CPUs with a DistilBERT-base-sized classifier (BENCHMARKS.md, section 8; bench/serving_defaults.py,

@@ -96,9 +96,33 @@ class Layout:
         return f"{self.home}/python/{st.python_standalone_version}-{st.python_standalone_sha256[:12]}"
 
     @property
-    def python_standalone_libpython(self) -> str:
-        minor = self.settings.python_standalone_minor
-        return f"{self.python_standalone_home}/lib/libpython{minor}.so.1.0"
+    def uv_pythons(self) -> str:
+        """Where uv installs standalone CPythons (one directory per build, a link per minor version)."""
+        return f"{self.home}/python/uv"
+
+    def uv_python_home(self, minor: str, arch: str) -> str:
+        """The link uv keeps to the newest installed build of a minor version: the venv is made from it."""
+        return f"{self.uv_pythons}/cpython-{minor}-linux-{arch}-gnu"
+
+    @property
+    def uv_python_cache(self) -> str:
+        """The CPython archives uv downloaded (checked against uv's sha256 at each use): a reset host and an
+        offline run install from here."""
+        return f"{self.persist}/python-downloads"
+
+    @property
+    def uv_cache(self) -> str:
+        """uv's own cache (a downloads list fetched from python_downloads_json_url, kept for offline runs)."""
+        return f"{self.persist}/uv-cache"
+
+    def uv_wheel(self, version: str, arch: str) -> str:
+        """The pinned uv wheel in the download cache."""
+        return f"{self.downloads}/uv-{version}-{arch}.whl"
+
+    @property
+    def tools(self) -> str:
+        """Programs the installer runs (uv's binary), on local disk beside the installs."""
+        return f"{self.home}/tools"
 
     @property
     def apt_cache(self) -> str:

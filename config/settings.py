@@ -58,6 +58,9 @@ class Settings:
     python_standalone_url: str
     python_standalone_sha256: str
     python_standalone_version: str
+    python_install_mirror: str
+    python_downloads_json_url: str
+    uv_wheel_url: str
     torch_version: str
     torch_variant: str
     torch_index_url: str
@@ -126,7 +129,7 @@ class Settings:
 
     @property
     def python_standalone_minor(self) -> str:
-        """The standalone CPython's minor version, "3.12" of "3.12.12": its stub and libpython."""
+        """The standalone CPython's minor version, "3.12" of "3.12.12" (or of "3.12"); "" where unset."""
         return ".".join(self.python_standalone_version.split(".")[:2])
 
 
@@ -180,6 +183,14 @@ def _url(value: str) -> str | None:
     if u.scheme == "file" and u.path.startswith("/"):
         return None
     return "must be an http(s):// or file:/// URL"
+
+
+def _no_credentials(value: str) -> str | None:
+    """uv reads these from its environment, which a command line shows: no password may be in them."""
+    u = urlparse(value)
+    if u.username or u.password:
+        return "must not hold a user or password (uv takes it from its environment, which `ps` shows)"
+    return None
 
 
 def _proxy(value: str) -> str | None:
@@ -239,7 +250,12 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     ),
     "python_standalone_url": _optional(_url),
     "python_standalone_sha256": _optional(_sha256),
-    "python_standalone_version": _optional(_version),
+    "python_standalone_version": lambda v: (
+        None if v == "" or re.fullmatch(r"3\.\d{1,2}(\.\d{1,3})?", v) else "must be a Python version: 3.12 or 3.12.12"
+    ),
+    "python_install_mirror": _optional(lambda v: _url(v) or _no_credentials(v)),
+    "python_downloads_json_url": _optional(lambda v: _url(v) or _no_credentials(v)),
+    "uv_wheel_url": _optional(lambda v: _url(v) or _no_credentials(v)),
     "torch_version": _version,
     "torch_variant": lambda v: None if _VARIANT.match(v) else "must be auto, cpu or cuXYZ (cu124, cu126 ...)",
     "torch_index_url": _optional(_url),
@@ -301,6 +317,12 @@ def _coerce(name: str, value: Any, kind: type) -> tuple[Any, str | None]:
         if isinstance(value, int):
             return value, None
         return value, f"must be a whole number, got {type(value).__name__} {value!r}"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        # pyinfra's --data reads 3.10 as the number 3.1: what was meant cannot be told back from it
+        return value, (
+            f"must be a string, got the number {value!r} (pyinfra's --data reads numbers, 3.10 as 3.1: quote "
+            f"it as JSON, such as --data '{name}=\"3.10\"')"
+        )
     if not isinstance(value, str):
         return value, f"must be a string, got {type(value).__name__} {value!r}"
     return value.strip(), None
@@ -372,13 +394,14 @@ def _cross_checks(v: dict[str, Any]) -> list[str]:
     if v["triton_source"] == "tarball" and not (v["triton_tarball_url"] and v["triton_tarball_sha256"]):
         out.append("triton_source = 'tarball' needs triton_tarball_url and triton_tarball_sha256")
     standalone = [v[k] for k in ("python_standalone_url", "python_standalone_sha256", "python_standalone_version")]
-    if any(standalone) and not all(standalone):
+    if (v["python_standalone_url"] or v["python_standalone_sha256"]) and not (
+        all(standalone) and _VERSION.match(v["python_standalone_version"])
+    ):
         out.append(
             "python_standalone_url, python_standalone_sha256 and python_standalone_version go together: "
-            "set all three (the URL of a python-build-standalone install_only archive, its sha256, its version)"
+            "set all three (the URL of a python-build-standalone install_only archive, its sha256, its full "
+            "version X.Y.Z), or none and uv installs a standalone CPython (python_standalone_version may name it)"
         )
-    if v["triton_python"] == "standalone" and not v["python_standalone_url"]:
-        out.append("triton_python = 'standalone' needs python_standalone_url, _sha256 and _version")
     ports = [v["triton_http_port"], v["triton_grpc_port"], v["triton_metrics_port"]]
     if len(set(ports)) != 3:
         out.append(f"triton_http_port, triton_grpc_port and triton_metrics_port must differ, got {ports}")

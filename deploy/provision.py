@@ -23,6 +23,7 @@ from pyinfra.operations import files
 
 from compat import report
 from compat.reading import read_host
+from compat.tables import UV_VERSION, UV_WHEELS
 from config.secrets import has_credentials, mask_output
 from facts.http import UrlSize
 from tasks import (
@@ -53,7 +54,9 @@ if records:  # the outcome, kept on the controller for deploy/status.py
 run_summary.summary(state)  # one line per host at the end: OK / BLOCKED / FAILED and why
 
 
-def install(settings, layout, d, gpu_ids: list[int], venv_plan: venv.VenvPlan, artifact_verified: bool) -> None:
+def install(
+    settings, layout, d, gpu_ids: list[int], venv_plan: venv.VenvPlan, artifact_verified: bool, arch: str
+) -> None:
     """Every step, each an idempotent operation, in order."""
 
     # 0. a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
@@ -111,6 +114,33 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: venv.VenvPlan, a
             python=d.script_python,
         )
 
+    # 2c. or one the pinned uv installs (the default where no host Python fits), its archive cached
+    if d.python_source == "uv":
+        uv_url, uv_sha = UV_WHEELS[arch]
+        downloads.cached(
+            name="uv in the cache",
+            url=settings.uv_wheel_url or uv_url,
+            sha256=uv_sha,
+            dest=layout.uv_wheel(UV_VERSION, arch),
+            python=d.script_python,
+            _env=net,
+        )
+        python_standalone.uv_installed(
+            name="Standalone Python installed by uv",
+            wheel=layout.uv_wheel(UV_VERSION, arch),
+            tools=layout.tools,
+            install_dir=layout.uv_pythons,
+            archives=layout.uv_python_cache,
+            cache=layout.uv_cache,
+            want=settings.python_standalone_version or d.python,
+            minor=d.python,
+            arch=arch,
+            mirror=settings.python_install_mirror,
+            downloads_list=settings.python_downloads_json_url,
+            offline=settings.offline,
+            _env=net,
+        )
+
     # 3. environment: env.sh, profile, launcher, log rotation
     environment.configured(layout, d.libpython_dir, d.script_python)
 
@@ -133,7 +163,11 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: venv.VenvPlan, a
         venv.snapshot_saved(name="venv snapshot on the persistent path", plan=venv_plan)
 
     # 8. older versions removed: the newest triton_keep_versions of each, never what is in use
-    downloads_used = [a.archive, *([layout.python_standalone_archive] if d.python_source == "standalone" else [])]
+    downloads_used = [a.archive]
+    if d.python_source == "standalone":
+        downloads_used.append(layout.python_standalone_archive)
+    if d.python_source == "uv":
+        downloads_used.append(layout.uv_wheel(UV_VERSION, arch))
     retention.pruned(
         name="Older versions pruned",
         folders=[
@@ -170,7 +204,7 @@ else:
     has_zstd = settings.venv_snapshot and compression in ("auto", "zstd") and bool(host.get_fact(Which, command="zstd"))
     codec = venv.snapshot_codec(compression, has_zstd)
     venv_plan = venv.plan(settings, layout, d, find_links, restore_token=secrets.token_hex(6), codec=codec)
-    gaps = offline.gaps(settings, layout, d, venv_plan, cached) if settings.offline else []
+    gaps = offline.gaps(settings, layout, d, venv_plan, cached, reading.facts.uv_pythons) if settings.offline else []
     if settings.venv_snapshot and compression == "zstd" and not has_zstd:
         reason = "venv_snapshot_compression is zstd: the host has no zstd command"
         print(f"== {host.name}: {reason} (fix: install zstd, or set it to auto)", flush=True)
@@ -187,4 +221,5 @@ else:
         size = host.get_fact(UrlSize, url=a.url, _env=settings.proxy_env) if ask else None
         server = serve_models.server_change(settings, layout, d, reading.gpu_ids)
         print(report.plan(host.name, settings, d, cached, server, artifact_size=size), flush=True)
-        install(settings, layout, d, reading.gpu_ids, venv_plan, artifact_verified=cached)
+        arch = (reading.facts.os or {}).get("arch") or "x86_64"
+        install(settings, layout, d, reading.gpu_ids, venv_plan, artifact_verified=cached, arch=arch)

@@ -32,20 +32,36 @@ persist_dir = "/var/lib/triton-provisioner"
 # --- Python and torch -----------------------------------------------------------------------
 # The Python the venv and the python backend stub use:
 #   "auto"       a Python of the host that this build has a stub for (and, for Triton 2.49-2.71,
-#                numpy<2 wheels: 3.8-3.12); on a host with none (Debian 13, a notebook with only
-#                Python 3.13) the standalone CPython below, when it is set; else the audit says how;
+#                numpy<2 wheels: 3.8-3.12) that the server's user can run; on a host with none (Debian
+#                13, a notebook with only Python 3.13, a Python kept where only root can reach) the
+#                standalone CPython below;
 #   "3.12" ...   that Python of the host;
 #   "standalone" always the standalone CPython below.
 triton_python = "auto"
-# A standalone CPython with its shared libpython: a python-build-standalone "install_only"
-# archive (the builds uv installs), e.g. from
+# Where no host Python fits (or with triton_python = "standalone"), a standalone CPython with its
+# shared libpython: a python-build-standalone build (the ones uv installs), checked by sha256, unpacked
+# under triton_home/python/ and its archive cached on persist_dir (resets and offline runs take it from
+# there). By default uv (pinned, compat/tables.py) installs it, checking the sha256 uv ships for each
+# build: python_standalone_version "" = the newest minor this build's stub takes (3.12 for Triton 2.51),
+# or "3.11" / "3.11.9" to choose one.
+python_standalone_version = ""
+# Where uv downloads the CPython builds: "" = python-build-standalone's GitHub releases, or a mirror of
+# them (uv's UV_PYTHON_INSTALL_MIRROR: the URL that replaces
+# https://github.com/astral-sh/python-build-standalone/releases/download).
+python_install_mirror = ""
+# A downloads list of your own, in uv's download-metadata.json format, each entry with its sha256
+# (uv's UV_PYTHON_DOWNLOADS_JSON_URL): for builds of your own or an air-gapped mirror. "" = uv's list.
+python_downloads_json_url = ""
+# Where the uv wheel itself comes from: "" = PyPI's file; any URL serving the same wheel (its sha256 is
+# checked against compat/tables.py either way). No user or password in these three: uv reads them from
+# its environment, which `ps` shows.
+uv_wheel_url = ""
+# Instead of uv, an archive of your own: a python-build-standalone "install_only" archive, e.g. from
 # https://github.com/astral-sh/python-build-standalone/releases the file
-# cpython-3.12.<N>+<date>-x86_64-unknown-linux-gnu-install_only.tar.gz, its sha256 (the
-# release's SHA256SUMS) and its version "3.12.<N>". Downloaded once into persist_dir (checked),
-# unpacked under triton_home/python. "" = none: only the host's own Pythons are used.
+# cpython-3.12.<N>+<date>-x86_64-unknown-linux-gnu-install_only.tar.gz, its sha256 (the release's
+# SHA256SUMS) and python_standalone_version "3.12.<N>". Downloaded once into persist_dir (checked).
 python_standalone_url = ""
 python_standalone_sha256 = ""
-python_standalone_version = ""
 # torch, pinned. Variant: "auto" (cpu without a GPU; else the newest cuXYZ the driver supports
 # fully, else the newest of the driver's CUDA major by minor-version compatibility), "cpu", or
 # an explicit "cu126", "cu130" ... 2.14 is the last torch with CUDA 12 wheels, which the 550-575

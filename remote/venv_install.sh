@@ -4,25 +4,11 @@
 # wheel's sha256 is checked, its binary unpacked once into the tools folder; else with pip.
 v="$1" wh="$2" lock="$3" again="$4" tools="$5" version="$6"
 shift 6
+. ./uv_binary.sh
+for whl in "$wh"/tools/uv-"$version"-*.whl; do
+  uv_from_wheel "$whl" "$tools" "$version" "$@" && break
+done
 uv="$tools/uv-$version/uv"
-if [ ! -x "$uv" ]; then
-  for whl in "$wh"/tools/uv-"$version"-*.whl; do
-    [ -f "$whl" ] || continue
-    sum=$(sha256sum < "$whl" | cut -d" " -f1)
-    ok=""
-    for allowed in "$@"; do [ "$sum" != "$allowed" ] || ok=1; done
-    if [ -z "$ok" ]; then
-      echo "$whl does not match uv $version's sha256 (damaged or altered): not used" >&2
-      continue
-    fi
-    mkdir -p "$tools/uv-$version" && python3 -c '
-import shutil, sys, zipfile
-with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst:
-    shutil.copyfileobj(src, dst)
-' "$whl" "uv-$version.data/scripts/uv" "$uv.part" && chmod 755 "$uv.part" && mv "$uv.part" "$uv"
-    break
-  done
-fi
 if [ -x "$uv" ]; then
   # uv unpacks each wheel once into a cache beside the venv (same file system) and hard-links the
   # files into it; the cache goes once they are in (the venv's links keep them)

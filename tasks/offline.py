@@ -10,10 +10,12 @@ from pyinfra.facts.deb import DebPackages
 from pyinfra.facts.files import Sha256File
 
 from compat.assessment import Decisions
+from compat.tables import UV_VERSION, UV_WHEELS
 from config.layout import Layout
 from config.secrets import mask
 from config.settings import Settings
 from facts.apt import AptDownloads
+from facts.files import TreeEntries
 from facts.hub import HubSnapshot
 from tasks.venv import VenvPlan, wheels_at_hand
 
@@ -30,8 +32,16 @@ class Gap:
         return f"{self.what}: {self.detail} (fetch: {self.fetch})"
 
 
-def gaps(settings: Settings, layout: Layout, d: Decisions, venv_plan: VenvPlan, artifact_cached: bool) -> list[Gap]:
-    """Every gap of this host's caches for this provision; [] where it can run without the network."""
+def gaps(
+    settings: Settings,
+    layout: Layout,
+    d: Decisions,
+    venv_plan: VenvPlan,
+    artifact_cached: bool,
+    uv_pythons: list[str],
+) -> list[Gap]:
+    """Every gap of this host's caches for this provision; [] where it can run without the network.
+    uv_pythons: the minor versions of the CPythons uv already installed here."""
     out: list[Gap] = []
     a = d.artifact
     if not artifact_cached:
@@ -46,6 +56,8 @@ def gaps(settings: Settings, layout: Layout, d: Decisions, venv_plan: VenvPlan, 
                     f"{mask(settings.python_standalone_url)} (sha256 {settings.python_standalone_sha256})",
                 )
             )
+    if d.python_source == "uv" and d.python not in uv_pythons:
+        out.extend(_uv_gaps(settings, layout, d))
     have = host.get_fact(DebPackages)
     to_add = [p for p in d.apt_packages if p not in have]
     if to_add:
@@ -82,4 +94,33 @@ def gaps(settings: Settings, layout: Layout, d: Decisions, venv_plan: VenvPlan, 
                     f"run provision once with the network (offline = False), which fetches {m.repo}",
                 )
             )
+    return out
+
+
+def _uv_gaps(settings: Settings, layout: Layout, d: Decisions) -> list[Gap]:
+    """uv's wheel and a CPython archive of the minor wanted, in the caches (uv checks its sha256 when it
+    installs it, offline too)."""
+    out = []
+    arch = (d.python_path or "").rsplit("-linux-", 1)[-1].split("-gnu", 1)[0]
+    url, sha = UV_WHEELS.get(arch, ("", ""))
+    if host.get_fact(Sha256File, path=layout.uv_wheel(UV_VERSION, arch)) != sha:
+        out.append(
+            Gap(
+                "uv",
+                f"{layout.uv_wheel(UV_VERSION, arch)} is not in the cache",
+                f"{settings.uv_wheel_url or url} (sha256 {sha})",
+            )
+        )
+    archives = host.get_fact(TreeEntries, layout.uv_python_cache, "children")
+    if not any(f"cpython-{d.python}." in name for name in archives):
+        where = (
+            settings.python_downloads_json_url or settings.python_install_mirror or "python-build-standalone's releases"
+        )
+        out.append(
+            Gap(
+                "standalone Python",
+                f"{layout.uv_python_cache} holds no CPython {d.python} archive for uv",
+                f"run provision once with the network (offline = False): uv fetches it from {where}",
+            )
+        )
     return out

@@ -145,7 +145,7 @@ def plan(
         lock_store=lock_store,
         offline=settings.offline,
         installer=settings.venv_installer,
-        tools=f"{layout.home}/tools",
+        tools=layout.tools,
     )
 
 

@@ -177,3 +177,49 @@ def standalone_python() -> tuple[Path, str]:
     partial.rename(out)
     shutil.rmtree(work)
     return out, version
+
+
+def uv_wheel() -> Path:
+    """The pinned uv wheel for this machine from PyPI (once), verified against the table's sha256."""
+    from compat.tables import UV_VERSION, UV_WHEELS
+
+    url, sha = UV_WHEELS["x86_64"]
+    dest_dir = CACHE_DIR / "artifacts"
+    wheel = dest_dir / url.rsplit("/", 1)[1]
+    if not wheel.exists():
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "-q"]
+        subprocess.run([*pip, "-d", str(dest_dir), f"uv=={UV_VERSION}"], check=True)
+    if sha256_of(wheel) != sha:
+        wheel.unlink()
+        raise RuntimeError(f"{wheel} does not match the published sha256; removed, run again")
+    return wheel
+
+
+def uv_downloads_list(mirror) -> tuple[str, str]:
+    """A downloads list in uv's format (python-build-standalone's download-metadata.json) naming the
+    standalone stand-in on the mirror with its sha256, placed on the mirror; returns its URL and the
+    stand-in's full version. uv installs from it through its real code path."""
+    import json
+
+    archive, version = standalone_python()
+    url, sha = mirror.place(archive, "python/" + archive.name)
+    major, minor, patch = (int(n) for n in version.split("."))
+    entry = {
+        "name": "cpython",
+        "arch": {"family": "x86_64", "variant": None},
+        "os": "linux",
+        "libc": "gnu",
+        "major": major,
+        "minor": minor,
+        "patch": patch,
+        "prerelease": "",
+        "url": url,
+        "sha256": sha,
+        "variant": None,
+        "build": "standin",
+    }
+    listing = CACHE_DIR / "artifacts" / "uv-downloads.json"
+    listing.write_text(json.dumps({f"cpython-{version}-linux-x86_64-gnu": entry}, indent=1))
+    list_url, _ = mirror.place(listing, "python/downloads.json")
+    return list_url, version

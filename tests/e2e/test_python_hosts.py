@@ -50,21 +50,25 @@ def audit(inv: Path, report: Path) -> tuple[int, dict[str, dict]]:
     return res.returncode, {i["name"]: i for i in host_items}
 
 
-def test_debian13_without_a_standalone_python_is_refused_with_the_setting_that_fixes_it(
+def test_debian13_with_no_python_settings_plans_a_cpython_that_uv_installs(
     trixie: TestHost, served: dict, tmp_path: Path
 ) -> None:
+    """No Python setting at all on a Python-3.13-only host: the audit and the plan name a standalone
+    CPython 3.12 (the newest the 2.51 stub takes) that the pinned uv installs; nothing is changed."""
     report = tmp_path / "audit.json"
     inv = write_inventory(tmp_path / "inv.py", [trixie], served, own_ports=True, audit_report_path=str(report), **PORTS)
-    rc, items = audit(inv, report)
-    assert rc != 0
+    before = trixie.ssh(SNAPSHOT).stdout
+    _, items = audit(inv, report)
     python = items["python"]
-    assert python["blocker"] and python["status"] == "incompatible"
+    assert python["status"] == "missing" and not python["blocker"]
     assert "the host has 3.13" in python["detail"] and "numpy<2" in python["detail"]
-    assert "triton_python = standalone" in python["fix"] and "python_standalone_url" in python["fix"]
-    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert python["detail"].startswith("standalone CPython 3.12 (the newest 3.12.x uv 0.13.9 knows)")
+    assert "installed by uv 0.13.9 from python-build-standalone" in python["detail"]
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", "--dry")
     out = res.stdout + res.stderr
-    assert res.returncode != 0 and "refusing to provision trixie1, nothing was changed" in out
-    assert "[trixie1] BLOCKED, nothing changed: python:" in out
+    uv_python = "/opt/triton/python/uv/cpython-3.12-linux-x86_64-gnu/bin/python3.12"
+    assert f"python   3.12 at {uv_python} (a standalone CPython uv installs)" in out
+    assert trixie.ssh(SNAPSHOT).stdout == before
 
 
 def plant_home_python(h: TestHost) -> str:
@@ -112,19 +116,18 @@ def test_a_python_first_on_path_that_the_server_user_cannot_run_is_passed_over(
 def test_a_host_whose_only_fitting_python_the_server_user_cannot_run_is_refused_unchanged(
     trixie: TestHost, served: dict, tmp_path: Path
 ) -> None:
-    """Debian 13 (3.13 only) with a 3.11 under /root: nothing the server's user can run fits, and no
-    standalone is set: refused before any change, naming the interpreter, what blocks it and the fixes.
-    (The module's later tests serve this host through the standalone with that 3.11 still there.)"""
+    """Debian 13 (3.13 only) with a 3.11 under /root and triton_python = 3.11: nothing the server's user
+    can run fits: refused before any change, naming the interpreter, what blocks it and the fixes. (With
+    auto the module's later tests serve this host through a standalone, that 3.11 still there.)"""
     home_python = plant_home_python(trixie)
     before = trixie.ssh(SNAPSHOT).stdout
     report = tmp_path / "audit.json"
     inv = write_inventory(tmp_path / "inv.py", [trixie], served, own_ports=True, audit_report_path=str(report), **PORTS)
-    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", "--data", 'triton_python="3.11"')
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "refusing to provision trixie1, nothing was changed" in out
     assert f"triton-server can run none that fits (passed over {home_python}: triton-server cannot enter /root)" in out
     assert f"let triton-server reach {home_python} (it is blocked at /root)" in out
-    assert "triton_python = standalone" in out
     assert trixie.ssh(SNAPSHOT).stdout == before
 
 
@@ -190,6 +193,74 @@ def test_a_stub_that_cannot_load_stops_the_wait_at_once_with_its_cause(trixie_se
     res = run_pyinfra(inv, "deploy/provision.py", "-y")  # env.sh rewritten: serving again
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
     assert "verified clf" in res.stdout + res.stderr
+
+
+def test_debian13_is_served_by_a_cpython_uv_installs_and_after_a_reset_offline(
+    trixie: TestHost, served: dict, mirror, tmp_path: Path
+) -> None:
+    """Debian 13, reset, with no Python settings but where the CPythons come from (a downloads list of
+    uv's format on the mirror: the stand-in, as a company mirror would serve builds) and which minor (the
+    test bed's only CPU torch wheel is for 3.11; a real host takes 3.12 by default): the real uv installs
+    it, checking its sha256, and the host serves; a rerun changes nothing; after a reset an offline run
+    installs it again from the archive uv cached on /persist."""
+    list_url, version = artifacts.uv_downloads_list(mirror)
+    wheel = artifacts.uv_wheel()
+    uv_url, _ = mirror.place(wheel, "uv/" + wheel.name)
+    trixie.reset()
+    settings = {
+        **served,
+        "python_downloads_json_url": list_url,
+        "uv_wheel_url": uv_url,
+        "python_standalone_version": version.rsplit(".", 1)[0],
+    }
+    report = tmp_path / "audit.json"
+    inv = write_inventory(
+        tmp_path / "inv.py", [trixie], settings, own_ports=True, audit_report_path=str(report), **PORTS
+    )
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-8000:]
+    assert op_results(out)["Standalone Python installed by uv"]["success"] == 1
+    home = "/opt/triton/python/uv/cpython-3.11-linux-x86_64-gnu"
+    assert f"CPython {version} at /opt/triton/python/uv/cpython-3.11-linux-x86_64-gnu (uv 0.13.9)" in out
+    assert f"home = {home}/bin" in trixie.ssh("cat /opt/triton/venv/pyvenv.cfg").stdout
+    assert "verified smoke" in out or "ready: Triton pid" in out
+    # nothing in uv's tree is writable by group or others (its lock file is, as uv makes it)
+    assert trixie.ssh("find /opt/triton/python/uv -perm /022 | head -n 3").stdout == ""
+    assert (
+        trixie.ssh("ls /persist/python-downloads").stdout.strip().endswith(Path(artifacts.standalone_python()[0]).name)
+    )
+    http = thttp.InferenceServerClient(f"127.0.0.1:{PORTS['triton_http_port']}")
+    assert http.is_model_ready("smoke")
+    again = run_pyinfra(inv, "deploy/provision.py", "-y")
+    assert again.returncode == 0 and changed(op_results(again.stdout + again.stderr)) == {}
+    # a reset, then offline: uv installs from its cached archive (checked again), the list from its cache
+    trixie.reset()
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", "--data", "offline=True")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-8000:]
+    assert op_results(out)["Standalone Python installed by uv"]["success"] == 1
+    assert http.is_model_ready("smoke")
+
+
+def test_a_cached_cpython_archive_altered_on_the_persistent_path_is_refused_by_uv(
+    trixie: TestHost, served: dict, mirror, tmp_path: Path
+) -> None:
+    """The archive uv cached on /persist, altered (one byte more): after a reset uv refuses it (its sha256
+    differs from the list's) and the run fails before anything runs from it."""
+    list_url, version = artifacts.uv_downloads_list(mirror)
+    wheel = artifacts.uv_wheel()
+    uv_url, _ = mirror.place(wheel, "uv/" + wheel.name)
+    settings = {**served, "python_downloads_json_url": list_url, "uv_wheel_url": uv_url}
+    settings["python_standalone_version"] = version.rsplit(".", 1)[0]
+    inv = write_inventory(tmp_path / "inv.py", [trixie], settings, own_ports=True, **PORTS)
+    trixie.reset()
+    trixie.ssh('for f in /persist/python-downloads/*cpython-*; do printf x >> "$f"; done')
+    res = run_pyinfra(inv, "deploy/provision.py", "-y", "--data", "offline=True")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "Hash mismatch" in out or "hash mismatch" in out.lower(), out[-4000:]
+    assert trixie.ssh("test -e /opt/triton/python/uv/.provisioner-3.11", check=False).returncode != 0
 
 
 def test_a_tarball_whose_stub_is_for_another_python_is_refused_before_anything_starts(

@@ -160,13 +160,35 @@ def test_debian11_glibc_too_old_is_a_blocker_naming_the_fix() -> None:
     assert by_name(a, "libstdc++").blocker
 
 
-def test_debian13_python313_only_is_refused_for_numpy_lt2() -> None:
+def test_debian13_python313_only_takes_a_standalone_cpython_uv_installs() -> None:
+    """No Python setting at all: the newest minor the 2.51 stub takes (3.12), installed by the pinned uv."""
     a = assess(host(("debian", "13", "trixie"), glibc="2.41", glibcxx="3.4.34", pythons=py("3.13")), DEFAULT)
+    assert not a.blockers
+    d = a.decisions
+    home = "/opt/triton/python/uv/cpython-3.12-linux-x86_64-gnu"
+    assert (d.python, d.python_source, d.python_path, d.libpython_dir) == (
+        "3.12",
+        "uv",
+        f"{home}/bin/python3.12",
+        f"{home}/lib",
+    )
+    assert d.script_python == "/usr/bin/python3.13"  # the host's own Python runs the installer's steps
     item = by_name(a, "python")
-    assert item.blocker and "numpy<2" in item.detail
-    assert "apt-get install python3.13" not in item.fix  # the distribution's Python is the problem
-    assert "triton_python = standalone" in item.fix and "python_standalone_url" in item.fix
-    assert "CPython 3.12" in item.fix
+    assert item.status == "missing" and "numpy<2" in item.detail
+    assert f"installed by uv {tables.UV_VERSION} from python-build-standalone" in item.detail
+    a = assess(
+        host(("debian", "13", "trixie"), glibc="2.41", pythons=py("3.13")), load({"python_standalone_version": "3.11"})
+    )
+    assert a.decisions.python_path == "/opt/triton/python/uv/cpython-3.11-linux-x86_64-gnu/bin/python3.11"
+    facts = host(("debian", "13", "trixie"), glibc="2.41", pythons=py("3.13"))
+    facts.uv_pythons = ["3.12"]  # installed and checked: nothing left to do
+    assert by_name(assess(facts, DEFAULT), "python").status == "ok"
+
+
+def test_a_standalone_minor_the_stub_cannot_take_is_refused() -> None:
+    a = assess(host(("debian", "13", "trixie"), pythons=py("3.13")), load({"python_standalone_version": "3.13"}))
+    item = by_name(a, "python")
+    assert item.blocker and "3.8-3.12" in item.detail and 'python_standalone_version = "3.12"' in item.fix
 
 
 def test_no_python_with_a_stub_is_a_blocker() -> None:
@@ -211,7 +233,7 @@ def only_unreachable() -> list[dict]:
 
 
 def test_only_an_unreachable_python_is_refused_naming_it_the_directory_and_the_fixes() -> None:
-    a = assess(host(pythons=only_unreachable()), DEFAULT)
+    a = assess(host(pythons=only_unreachable()), load({"triton_python": "3.11"}))
     item = by_name(a, "python")
     assert item.blocker
     assert f"triton-server can run none that fits (passed over {PYENV_EXE}: triton-server cannot enter /root)" in (
@@ -219,6 +241,12 @@ def test_only_an_unreachable_python_is_refused_naming_it_the_directory_and_the_f
     )
     assert "apt-get install python3.11 python3.11-venv libpython3.11" in item.fix
     assert f"let triton-server reach {PYENV_EXE} (it is blocked at /root)" in item.fix
+
+
+def test_only_an_unreachable_python_takes_a_standalone_uv_installs_by_default() -> None:
+    a = assess(host(pythons=only_unreachable()), DEFAULT)
+    assert not a.blockers and a.decisions.python_source == "uv"
+    assert a.decisions.python_passed_over == (f"{PYENV_EXE} (triton-server cannot enter /root)",)
 
 
 def test_only_an_unreachable_python_takes_the_standalone_where_one_is_set() -> None:
@@ -584,8 +612,14 @@ def test_a_standalone_python_the_stub_cannot_take_is_refused() -> None:
 def test_standalone_settings_go_together() -> None:
     with pytest.raises(SettingsError, match="go together"):
         load({"python_standalone_url": STANDALONE["python_standalone_url"]})
-    with pytest.raises(SettingsError, match="needs python_standalone_url"):
-        load({"triton_python": "standalone"})
+    with pytest.raises(SettingsError, match="go together"):  # an archive names its full version
+        load({**STANDALONE, "python_standalone_version": "3.12"})
+    assert load({"triton_python": "standalone"}).python_standalone_minor == ""  # uv, the newest minor that fits
+    assert load({"python_standalone_version": "3.11"}).python_standalone_minor == "3.11"
+    with pytest.raises(SettingsError, match="must be a Python version"):
+        load({"python_standalone_version": "3"})
+    with pytest.raises(SettingsError, match="must not hold a user or password"):
+        load({"python_install_mirror": "https://user:pw@mirror.example/pbs"})
 
 
 # --- a stub built for another Python (a tarball brings one)
