@@ -8,6 +8,7 @@ On failure prints the server log lines that explain it, and exits 1. Runs on the
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 import urllib.error
@@ -102,6 +103,30 @@ def get(url: str) -> int:
         return 0
 
 
+def _words(phrases) -> re.Pattern:
+    """Any of the phrases as whole words: "oom" is not in "bloom", "mismatch" not in "version_mismatch"."""
+    return re.compile("|".join(rf"(?<![a-z0-9_]){re.escape(p)}(?![a-z0-9_])" for p in phrases))
+
+
+CAUSE_PATTERNS = [(_words(phrases), cause, fix) for phrases, cause, fix in CAUSES]
+ERROR_WORDS = _words(KEYWORDS)
+TRITON_ERROR = re.compile(r"^E\d{4} ")  # Triton's own error lines: E<month><day> <time> ...
+
+
+def is_error(line: str) -> bool:
+    """A line that reports a failure: Triton's error level, or a word of failure in it. Only such a line is
+    explained: a model merely named "bloom" or "oom" loading is no cause."""
+    return bool(TRITON_ERROR.match(line) or ERROR_WORDS.search(line.lower()) or "terminate called" in line)
+
+
+def cause_of(line: str) -> tuple[str, str] | None:
+    """(cause, fix) of an error line, the first pattern that matches it as whole words; None for none."""
+    if not is_error(line):
+        return None
+    low = line.lower()
+    return next(((cause, fix) for pattern, cause, fix in CAUSE_PATTERNS if pattern.search(low)), None)
+
+
 def explain(log: str, limit: int = 30) -> str:
     """The log lines that explain a failure, each followed by its cause and fix where known."""
     lines = this_start(log)
@@ -112,12 +137,12 @@ def explain(log: str, limit: int = 30) -> str:
         low = line.lower()
         if any(h in low for h in HARMLESS):
             continue
-        hit = next((c for c in CAUSES if any(p in low for p in c[0])), None)
-        if hit or any(k in low for k in KEYWORDS):
+        hit = cause_of(line)
+        if hit or is_error(line):
             out.append("  | " + line)
-            if hit and hit[1] not in causes:
-                causes.append(hit[1])
-                out.append(f"  => cause: {hit[1]}; fix: {hit[2]}")
+            if hit and hit[0] not in causes:
+                causes.append(hit[0])
+                out.append(f"  => cause: {hit[0]}; fix: {hit[1]}")
     return "\n".join(out[-limit:] or ["  | " + x for x in lines[-limit:]])
 
 

@@ -56,8 +56,11 @@ def test_removed_libpython_is_named_by_audit_and_restored_by_provision(provision
 def test_stale_pid_file_pointing_at_another_process_kills_nothing(provisioned: dict) -> None:
     host, inv = provisioned["host"], provisioned["inv"]
     host.ssh("kill -9 $(cat /opt/triton/run/tritonserver.pid)")
+    # another process, detached, writes its own pid where the server's was (renamed into place: whole)
+    pid_file = "/opt/triton/run/tritonserver.pid"
     host.ssh(
-        "(setsid sleep 600 </dev/null >/dev/null 2>&1 &); sleep 0.2; pgrep -n sleep > /opt/triton/run/tritonserver.pid"
+        f"rm -f {pid_file}; (setsid sh -c 'echo $$ > {pid_file}.new && mv {pid_file}.new {pid_file} && exec sleep 600'"
+        f" </dev/null >/dev/null 2>&1 &); timeout 10 sh -c 'until [ -s {pid_file} ]; do sleep 0.05; done'"
     )
     sleeper = host.ssh("cat /opt/triton/run/tritonserver.pid").stdout.strip()
     res = run_pyinfra(inv, "deploy/serve.py", "-y")

@@ -161,7 +161,11 @@ def provision_polled(ctx: dict, *args: str) -> tuple[int, str, float, float]:
     host = ctx["host"]
     poller = Poller(triton_ports(host_index(host.name))["triton_http_port"])
     poller.start()
-    time.sleep(0.3)  # a few answers before the run starts
+    deadline = time.monotonic() + 10
+    while len(poller.results) < 3:  # a few answers before the run starts
+        if time.monotonic() > deadline:
+            pytest.fail("the poller got no answers before the run")
+        time.sleep(0.05)
     started = time.monotonic()
     res = run_pyinfra(ctx["inv"], "deploy/provision.py", "-y", *args)
     took = time.monotonic() - started

@@ -70,33 +70,64 @@ def test_progress_gives_bytes_of_total_rate_and_time_left() -> None:
     assert slow.line(1 << 30, 100.0).endswith(", 15 min 00 s left")
 
 
+def _first_progress_line(wait: list[str], job: Path) -> tuple[str, int, str]:
+    """Run the wait, take its first progress line as it comes, then finish the job it waits for (its rc
+    file): no clock, no sleep; the wait exits with the job's status."""
+    import subprocess
+
+    proc = subprocess.Popen(wait, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    line = proc.stderr.readline().rstrip("\n")
+    job.with_name(job.name + ".rc").write_text("0\n")
+    rest = proc.stderr.read()
+    return line, proc.wait(timeout=30), rest
+
+
 def test_the_venv_restore_wait_reports_what_is_read_then_unpacked(tmp_path: Path) -> None:
     import os
-    import subprocess
     import time
 
     venv, token = tmp_path / "venv", "abc"
+    job = tmp_path / "venv.restore-abc"
     snapshot = tmp_path / "snap.tar.zst"
     snapshot.write_bytes(b"\0" * (8 << 20))
     (tmp_path / "venv.new").mkdir()
-    started = time.time() - 4  # the job began 4 s ago: 2 MiB read since, of 8
-    os.utime(tmp_path / "venv.new", (started, started))
+    begun = int(time.time()) - 4  # the job began 4 s ago: 2 MiB read since, of 8
+    os.utime(tmp_path / "venv.new", (begun, begun))
     (tmp_path / "venv.snapshot").write_bytes(b"\1" * (2 << 20))
-    (tmp_path / "venv.restore-abc.log").write_text("")
-    script = remote.source("venv_restore_wait.sh")
-    wait = ["sh", "-c", script, "w", str(venv), token, str(snapshot)]
-    # the job finishes 2.5 s in: the wait says how far it is at 2 s
-    finish = subprocess.Popen(["sh", "-c", f"sleep 2.5; echo 0 > {venv}.restore-{token}.rc"])
-    res = subprocess.run(wait, capture_output=True, text=True, timeout=30)
-    finish.wait()
-    assert res.returncode == 0, res.stderr
-    want = r"venv snapshot: 2 MiB of 8 MiB read from the persistent path, 0 MiB/s, (1[0-9]|[5-9]) s left"
-    assert re.match(want, res.stderr), res.stderr
+    job.with_name(job.name + ".log").write_text("unpacked by the job\n")
+    wait = ["sh", "-c", remote.source("venv_restore_wait.sh"), "w", str(venv), token, str(snapshot), "1"]
+    line, rc, rest = _first_progress_line(wait, job)
+    waited = int(time.time()) - begun  # the seconds the script can have counted, at most
+    assert rc == 0 and "unpacked by the job" in rest
+    m = re.fullmatch(r"venv snapshot: 2 MiB of 8 MiB read from the persistent path, (\d+) KiB/s, (\d+) s left", line)
+    assert m, line
+    rate, left = int(m[1]), int(m[2])
+    # 2 MiB in s seconds, 6 MiB to go at that rate: s is 4 when the line was made, or a little more
+    seconds = [s for s in range(4, waited + 1) if (2 << 20) // s // 1024 == rate and 6 * s // 2 == left]
+    assert seconds, (line, waited)
     # read in full, unpacking: what is unpacked so far
     (tmp_path / "venv.new" / "part").write_bytes(b"\2" * (3 << 20))
-    (tmp_path / "venv.restore-abc.rc").unlink(missing_ok=True)
-    (tmp_path / "venv.restore-abc.log").write_text("")
-    finish = subprocess.Popen(["sh", "-c", f"sleep 2.5; echo 0 > {venv}.restore-{token}.rc"])
-    res = subprocess.run(wait, capture_output=True, text=True, timeout=30)
-    finish.wait()
-    assert re.match(r"venv snapshot: 3 MiB unpacked", res.stderr), res.stderr
+    job.with_name(job.name + ".log").write_text("")
+    line, rc, _ = _first_progress_line(wait, job)
+    assert rc == 0 and line == "venv snapshot: 3 MiB unpacked"
+    assert not job.with_name(job.name + ".rc").exists()  # the wait removes the job's files
+
+
+def test_a_fast_read_shows_mib_per_second(tmp_path: Path) -> None:
+    import os
+    import time
+
+    venv, job = tmp_path / "venv", tmp_path / "venv.restore-t"
+    snapshot = tmp_path / "snap"
+    snapshot.write_bytes(b"\0" * (64 << 20))
+    (tmp_path / "venv.new").mkdir()
+    begun = int(time.time()) - 2
+    os.utime(tmp_path / "venv.new", (begun, begun))
+    (tmp_path / "venv.snapshot").write_bytes(b"\1" * (32 << 20))
+    job.with_name(job.name + ".log").write_text("")
+    wait = ["sh", "-c", remote.source("venv_restore_wait.sh"), "w", str(venv), "t", str(snapshot), "1"]
+    line, rc, _ = _first_progress_line(wait, job)
+    assert rc == 0 and re.fullmatch(
+        r"venv snapshot: 32 MiB of 64 MiB read from the persistent path, \d+ MiB/s, \d+ s left", line
+    ), line

@@ -155,7 +155,68 @@ def test_a_start_still_loading_is_not_fatal(tmp_path: Path) -> None:
 
 
 def test_only_the_last_start_is_explained() -> None:
-    assert wait_ready.explain(str(LOGS / "port-in-use.log")).count("--- start") == 0
+    """Two starts in one log (the deploy writes '--- start' before each): the first failed on libpython, the
+    second on a held port; only the second is explained."""
+    text = wait_ready.explain(str(LOGS / "two-starts.log"))
+    assert "=> cause: a port is taken" in text and "already in use" in text
+    assert "libpython" not in text and "smoke" not in text
+
+
+# Lines that merely mention a cause's word, each from a start that went well: none is a cause.
+INNOCENT = [
+    "I1201 10:00:00.000000 1 model_lifecycle.cc:818] \"successfully loaded 'bloom'\"",  # "oom" inside a word
+    'I1201 10:00:00.000000 1 model_lifecycle.cc:472] "loading: oom:1"',  # a model named oom, loading fine
+    'I1201 10:00:00.000000 1 model_lifecycle.cc:472] "loading: shape_mismatch_check:1"',
+    'I1201 10:00:00.000000 1 model_lifecycle.cc:472] "loading: valueerror_demo:1"',
+    'I1201 10:00:00.000000 1 python_be.cc:2115] "using libpython3.11.so.1.0 for the stub"',
+    'I1201 10:00:00.000000 1 server.cc:674] "model unexpected_tokens ready"',
+]
+
+
+@pytest.mark.parametrize("line", INNOCENT)
+def test_a_line_that_merely_mentions_a_cause_s_word_is_not_that_cause(line: str) -> None:
+    assert wait_ready.cause_of(line) is None
+
+
+def test_an_error_about_a_model_named_bloom_is_not_out_of_memory() -> None:
+    line = (
+        "E1201 10:00:00.000000 1 model_lifecycle.cc:642] \"failed to load 'bloom' version 1: Internal: "
+        "Stub process 'bloom_0_0' is not healthy.\""
+    )
+    found = wait_ready.cause_of(line)
+    assert found is None or "out of memory" not in found[0]
+
+
+@pytest.mark.parametrize(
+    ("line", "cause"),
+    [
+        (
+            'E1201 10:00:00.000000 1 pb_stub.cc:1] "RuntimeError: CUDA out of memory. Tried to allocate 2 GiB"',
+            "out of memory",
+        ),
+        ("terminate called after throwing an instance of 'std::bad_alloc'", "out of memory"),
+        (
+            "E1201 10:00:00.000000 1 model_repository_manager.cc:1] \"Poll failed for model 'x': name mismatch\"",
+            "differ",
+        ),
+        ('E1201 10:00:00.000000 1 pb_stub.cc:1] "ValueError: bad input"', "the model's model.py"),
+    ],
+)
+def test_an_error_line_names_its_cause(line: str, cause: str) -> None:
+    found = wait_ready.cause_of(line)
+    assert found is not None and cause in found[0]
+
+
+def test_a_log_of_innocent_lines_and_one_failure_names_only_that_failure(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    failure = (
+        "E1201 10:00:01.000000 1 main.cc:248] \"failed to start HTTP service: Socket '127.0.0.1:8000' already in use\""
+    )
+    log.write_text("--- start 2026-12-01T10:00:00Z\n" + "\n".join([*INNOCENT, failure]) + "\n")
+    causes = [line for line in wait_ready.explain(str(log)).splitlines() if "=> cause:" in line]
+    assert causes == [
+        "  => cause: a port is taken; fix: stop the process on that port or set triton_http_port/grpc/metrics"
+    ]
 
 
 def test_config_hash_changes_with_what_the_server_runs() -> None:
@@ -352,3 +413,13 @@ def test_a_name_nobody_reads_is_refused_even_without_a_close_setting() -> None:
 def test_pyinfra_own_data_names_are_taken() -> None:
     data = {"ssh_port": 2222, "ssh_user": "ops", "_sudo": True, "_env": {"A": "1"}, "docker_identifier": "x"}
     assert load(data).offline is False
+
+
+def test_a_version_pyinfra_read_as_a_number_is_refused_with_the_quoting_that_keeps_it() -> None:
+    """--data triton_python=3.10 reaches the settings as the float 3.1: never taken as "3.1"."""
+    with pytest.raises(
+        SettingsError,
+        match=r"""triton_python = 3.1: must be a string, got the number 3.1 .*--data 'triton_python="3.10"'""",
+    ):
+        load({"triton_python": 3.1})
+    assert load({"triton_python": "3.10"}).triton_python == "3.10"
