@@ -9,6 +9,8 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -38,6 +40,7 @@ def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("models")
     tiny_models.make("classifier", root / "clf", seed=1)
     tiny_models.make("embedder", root / "emb", seed=2)
+    tiny_models.make("generator", root / "gen", seed=4)
     broken = root / "broken"
     shutil.copytree(root / "clf", broken)
     (broken / "config.json").write_text('{"model_type": "distilbert", "dim": "not a number"')  # truncated JSON
@@ -55,6 +58,7 @@ def models_setting(models_dir: Path, **emb_overrides) -> list[dict]:
             **emb_overrides,
         },
         {"name": "clf_hub", "source": "hub:tiny/clf@main", "task": "text-classification", "dynamic_batching": False},
+        {"name": "gen", "source": f"path:{models_dir / 'gen'}", "task": "text-generation", "max_new_tokens": 4},
     ]
 
 
@@ -131,6 +135,44 @@ def test_models_answer_batches_of_8_equal_to_in_process(served_host: dict) -> No
     assert np.allclose(emb["EMBEDDING"], np.array(local_emb["EMBEDDING"]), atol=1e-4)
     hub = infer(host, "clf_hub", TEXTS)  # the same weights, loaded through huggingface_hub's cache
     assert np.allclose(hub["LOGITS"], clf["LOGITS"], atol=1e-5)
+
+
+README = Path(__file__).parents[2] / "README.md"
+# The README's examples name these models; the served host's are clf, emb and gen.
+README_MODELS = {"sentiment": "clf", "embedder": "emb", "writer": "gen"}
+
+
+def readme_examples() -> list[tuple[str, str, str]]:
+    """(language, code, what it prints) of each example in the README's "Calling what is served"."""
+    text = README.read_text()
+    section = text.split("### Calling what is served", 1)[1].split("\n### ", 1)[0]
+    blocks = re.findall(r"```(bash|python)\n(.*?)```", section, re.DOTALL)
+    examples = []
+    for language, code in blocks:
+        prints = re.search(r"^# prints: (.+)$", code, re.MULTILINE)
+        assert prints, f"an example without '# prints:': {code[:80]}"
+        examples.append((language, code, prints.group(1)))
+    return examples
+
+
+def test_the_readme_examples_run_against_served_models(served_host: dict) -> None:
+    """Each request in the README, run as written (ports and model names mapped to this host's) against
+    the served models: it answers, with the outputs and shapes the README says."""
+    ports = triton_ports(host_index(served_host["host"].name))
+    examples = readme_examples()
+    assert {lang for lang, _, _ in examples} == {"bash", "python"} and len(examples) >= 6
+    notebook = json.loads((README.parent / "notebooks" / "colab.ipynb").read_text())
+    last_cell = "".join(notebook["cells"][-1]["source"])  # the notebook's call of what it served
+    examples.append(("python", last_cell, "{'LABEL': ["))
+    for language, code, prints in examples:
+        for name, served in README_MODELS.items():
+            code, prints = code.replace(name, served), prints.replace(name, served)
+        for label, default in (("http", 8000), ("grpc", 8001), ("metrics", 8002)):
+            code = code.replace(f"localhost:{default}", f"127.0.0.1:{ports[f'triton_{label}_port']}")
+        argv = ["bash", "-c", code] if language == "bash" else [sys.executable, "-c", code]
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0, (code, res.stdout, res.stderr)
+        assert prints in res.stdout, (code, res.stdout[-2000:])
 
 
 def test_rerun_without_change_keeps_the_server(served_host: dict) -> None:
