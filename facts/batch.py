@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from pyinfra.api import FactBase, StringCommand
-from pyinfra.api.facts import _make_command
 from pyinfra.api.host import Host
 from pyinfra.api.state import BaseStateCallback
+
+from facts.pyinfra_internals import ORIGINAL, fact_command, route_host_io
 
 # Fact classes a kept list may name: ours and pyinfra's, nothing else.
 _MODULES = ("facts.", "pyinfra.facts.")
@@ -105,15 +106,13 @@ class _Reads:
 
 
 _READS: dict[str, _Reads] = {}
-_ORIGINAL = Host.get_fact
-_RUN, _PUT = Host.run_shell_command, Host.put_file
 
 
 def _read(reads: _Reads, host: Host, name_or_cls, *args, **kwargs):
     """The host asked, its command marked as a read (not a change)."""
     reads.reading += 1
     try:
-        return _ORIGINAL(host, name_or_cls, *args, **kwargs)
+        return ORIGINAL.get_fact(host, name_or_cls, *args, **kwargs)
     finally:
         reads.reading -= 1
 
@@ -127,19 +126,19 @@ def _changing(host: Host) -> None:
 
 def _run_shell_command(self: Host, *args, **kwargs):
     _changing(self)
-    return _RUN(self, *args, **kwargs)
+    return ORIGINAL.run_shell_command(self, *args, **kwargs)
 
 
 def _put_file(self: Host, *args, **kwargs):
     _changing(self)
-    return _PUT(self, *args, **kwargs)
+    return ORIGINAL.put_file(self, *args, **kwargs)
 
 
 def _get_fact(self: Host, name_or_cls, *args, **kwargs):
     """Host.get_fact, answered from the batch where it read this fact and nothing changed since."""
     reads = _READS.get(self.name)
     if reads is None:
-        return _ORIGINAL(self, name_or_cls, *args, **kwargs)
+        return ORIGINAL.get_fact(self, name_or_cls, *args, **kwargs)
     if name_or_cls is not Batch:
         reads.single += 1  # until the batch answers it below
     if any(k.startswith("_") for k in kwargs) or not isinstance(name_or_cls, type):
@@ -160,10 +159,7 @@ def _get_fact(self: Host, name_or_cls, *args, **kwargs):
 
 def _install() -> None:
     """Route Host.get_fact through the batch, and see every other command and upload (once)."""
-    if Host.get_fact is not _get_fact:
-        Host.get_fact = _get_fact
-        Host.run_shell_command = _run_shell_command
-        Host.put_file = _put_file
+    route_host_io(_get_fact, _run_shell_command, _put_file)
 
 
 class _Keeper(BaseStateCallback):
@@ -204,8 +200,8 @@ def prefetch(host: Host, kept: Path | None) -> int:
             continue
         fact = cls()
         try:
-            command = _make_command(fact.command, dict(arguments))
-            needs = _make_command(fact.requires_command, dict(arguments))
+            command = fact_command(fact.command, dict(arguments))
+            needs = fact_command(fact.requires_command, dict(arguments))
         except TypeError:  # the class changed since the list was kept
             continue
         text = command.get_raw_value() if isinstance(command, StringCommand) else str(command)

@@ -1,0 +1,152 @@
+"""The one place this project touches pyinfra beyond its documented API (facts, operations, deploys,
+callbacks, StringCommand): what each internal is, who relies on it, and a check that fails loudly, naming
+the one that changed, when a pyinfra upgrade moves any of them (tests/unit/test_pyinfra_internals.py).
+
+Everything else goes through facts, operations and callbacks, as pyinfra's own code does.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pyinfra.api.facts import _make_command
+from pyinfra.api.host import Host
+from pyinfra.api.state import State
+
+
+@dataclass(frozen=True)
+class Internal:
+    """One internal: where it lives, the shape relied on, and who relies on it."""
+
+    name: str
+    shape: str
+    used_by: str
+    check: Callable[[], bool]
+
+
+def _params(func: Any) -> list[str]:
+    return list(inspect.signature(func).parameters)
+
+
+def _state_attribute(name: str) -> bool:
+    """A State attribute assigned in State's code or declared on the class (read from its source)."""
+    return hasattr(State, name) or f"self.{name}" in inspect.getsource(State)
+
+
+def _module(name: str) -> Any:
+    return importlib.import_module(name)
+
+
+INTERNALS = (
+    Internal(
+        "pyinfra.api.facts._make_command(command, arguments)",
+        "calls a fact's command (or requires_command) with its arguments, or returns it when a string",
+        "facts/batch.py: a kept fact's command text, built as pyinfra builds it",
+        lambda: _params(_make_command) == ["command_attribute", "host_args"],
+    ),
+    Internal(
+        "Host.get_fact(name_or_cls, *args, **kwargs)",
+        "every fact read of a host goes through it; it is replaced to answer from the batch",
+        "facts/batch.py (route_host_io)",
+        lambda: _params(Host.get_fact) == ["self", "name_or_cls", "args", "kwargs"],
+    ),
+    Internal(
+        "Host.run_shell_command(*args, **kwargs) and Host.put_file(*args, **kwargs)",
+        "every command and upload of an operation; wrapped to see the run's first change on a host",
+        "facts/batch.py (route_host_io), remote.Live",
+        lambda: (
+            _params(Host.run_shell_command) == ["self", "args", "kwargs"]
+            and _params(Host.put_file) == ["self", "args", "kwargs"]
+        ),
+    ),
+    Internal(
+        "State.callback_handlers, State.add_callback_handler(handler)",
+        "our callbacks are added once per run, found again by type",
+        "facts/batch.py, tasks/timings.py, tasks/run_summary.py",
+        lambda: _state_attribute("callback_handlers") and _params(State.add_callback_handler) == ["self", "handler"],
+    ),
+    Internal(
+        "State.current_deploy_filename",
+        "the deploy file being run: names the facts list kept per deploy",
+        "compat/reading.py",
+        lambda: _state_attribute("current_deploy_filename"),
+    ),
+    Internal(
+        "State.get_op_meta(op_hash).names, State.get_op_data_for_host(host, op_hash), State.activated_hosts",
+        "an operation's names and a host's data for it, at the end of a run",
+        "tasks/timings.py, tasks/run_summary.py",
+        lambda: (
+            _params(State.get_op_meta) == ["self", "op_hash"]
+            and _params(State.get_op_data_for_host)[:3] == ["self", "host", "op_hash"]
+            and _state_attribute("activated_hosts")
+        ),
+    ),
+    Internal(
+        "an operation's ._inner (the generator under @operation)",
+        "the operation fixtures run it with a stand-in host, as pyinfra's own tests do",
+        "tests/unit/test_operations.py, tests/regen_operation_fixtures.py",
+        lambda: "decorated_func._inner = func" in inspect.getsource(_module("pyinfra.api.operation")),
+    ),
+    Internal(
+        "pyinfra_cli.util.parse_cli_arg(arg)",
+        "how --data values arrive: true/false as bools, digits as ints, JSON, else the string",
+        "config/settings.py (_coerce: 3.10 arrives as 3.1)",
+        lambda: (
+            [__import__("pyinfra_cli.util").util.parse_cli_arg(v) for v in ("true", "8000", "3.10", "x")]
+            == [True, 8000, 3.1, "x"]
+        ),
+    ),
+    Internal(
+        "a connector class's data_meta (pyinfra.api.connectors.get_all_connectors())",
+        "the host data names pyinfra's connectors read (ssh_port ...): allowed beside our settings",
+        "config/settings.py (pyinfra_name)",
+        lambda: (
+            "ssh_port" in (__import__("pyinfra.api.connectors").api.connectors.get_all_connectors()["ssh"].data_meta)
+        ),
+    ),
+)
+
+
+def changed() -> list[str]:
+    """The internals whose shape differs in the installed pyinfra: [] where all hold."""
+    out = []
+    for internal in INTERNALS:
+        try:
+            holds = internal.check()
+        except Exception as exc:  # gone, renamed, moved: all the same to us
+            holds, internal = (
+                False,
+                Internal(f"{internal.name} ({exc!r})", internal.shape, internal.used_by, internal.check),
+            )
+        if not holds:
+            out.append(f"{internal.name}: {internal.shape}; used by {internal.used_by}")
+    return out
+
+
+def fact_command(command: Any, arguments: dict[str, Any]) -> Any:
+    """A fact's command (or requires_command) for these arguments, exactly as pyinfra makes it."""
+    return _make_command(command, arguments)
+
+
+@dataclass(frozen=True)
+class HostIO:
+    """Host's own get_fact, run_shell_command and put_file, as they were before route_host_io."""
+
+    get_fact: Callable
+    run_shell_command: Callable
+    put_file: Callable
+
+
+ORIGINAL = HostIO(Host.get_fact, Host.run_shell_command, Host.put_file)
+
+
+def route_host_io(get_fact: Callable, run_shell_command: Callable, put_file: Callable) -> None:
+    """Send every fact read, command and upload of every host through these (once; they call ORIGINAL's)."""
+    if Host.get_fact is not get_fact:
+        Host.get_fact = get_fact  # type: ignore[method-assign]
+        Host.run_shell_command = run_shell_command  # type: ignore[method-assign]
+        Host.put_file = put_file  # type: ignore[method-assign]
