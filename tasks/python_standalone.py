@@ -46,19 +46,22 @@ def uv_installed(
     if host.get_fact(File, path=marker):
         host.noop(f"CPython {minor} by uv at {install_dir}")
         return
-    yield remote.shell(
-        "uv_python.sh",
-        wheel,
-        tools,
-        UV_VERSION,
-        install_dir,
-        archives,
-        cache,
-        want,
-        minor,
-        arch,
-        mirror,
-        downloads_list,
-        "offline" if offline else "",
-        *UV_SHA256,
+    # shown as it comes: uv's download, then what was installed
+    yield remote.live(
+        remote.shell(
+            "uv_python.sh",
+            wheel,
+            tools,
+            UV_VERSION,
+            install_dir,
+            archives,
+            cache,
+            want,
+            minor,
+            arch,
+            mirror,
+            downloads_list,
+            "offline" if offline else "",
+            *UV_SHA256,
+        )
     )
