@@ -1,0 +1,294 @@
+"""Host scripts that carry safety or state, run for real on temporary trees (a stand-in `tritonserver`
+process where one is needed): their effect is asserted (modes, links, processes, exit status), not
+their text. The operation fixtures pin the commands; these prove what the commands do."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import remote
+
+pytestmark = pytest.mark.unit
+
+
+def sh(name: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["sh", "-c", remote.source(name), name, *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+# --- secret_install.sh: the token is 0600 from its first byte
+
+
+def test_a_secret_is_never_readable_by_others_not_even_while_it_is_written(tmp_path: Path) -> None:
+    """The staged file is a FIFO: the script's copy blocks on it, and while it does the new file exists
+    and is looked at. Under umask 077 it is 0600 then; under 022 it would be 0644 for that moment."""
+    staged, dest = tmp_path / "staged", tmp_path / "hf" / "token"
+    os.mkfifo(staged)
+    proc = subprocess.Popen(["sh", "-c", remote.source("secret_install.sh"), "s", str(staged), str(dest)])
+    new = dest.with_name("token.new")
+    seen: list[int] = []
+    with staged.open("w") as writer:  # opens once the script's cat opened the FIFO for reading
+        deadline = time.monotonic() + 10
+        while not new.exists():
+            assert time.monotonic() < deadline, "the script never made its .new file"
+            time.sleep(0.01)
+        seen.append(mode(new))  # the file exists, empty, while cat waits for the secret
+        writer.write("hf_secret_value\n")
+    assert proc.wait(timeout=10) == 0
+    assert seen == [0o600]
+    assert mode(dest) == 0o600 and dest.read_text() == "hf_secret_value\n"
+    assert not new.exists()
+
+
+def test_a_secret_replaces_an_old_world_readable_file(tmp_path: Path) -> None:
+    staged, dest = tmp_path / "staged", tmp_path / "token"
+    staged.write_text("new")
+    dest.write_text("old")
+    dest.chmod(0o644)
+    assert sh("secret_install.sh", str(staged), str(dest)).returncode == 0
+    assert dest.read_text() == "new" and mode(dest) == 0o600
+
+
+def test_the_secret_travels_through_a_fresh_private_directory_each_time(tmp_path: Path) -> None:
+    """tasks/secret_file.py on a real @local host: the staging path is mktemp's (never a fixed /tmp name
+    another user could plant), 0700 while the secret is in it, and gone after."""
+    from pyinfra.api import Config, Inventory, State
+    from pyinfra.api.connect import connect_all
+
+    from tasks import secret_file
+
+    inventory = Inventory((["@local"], {}))
+    state = State(inventory, Config())
+    connect_all(state)
+    host = inventory.get_host("@local")
+    staged: list[tuple[str, int]] = []
+    put = host.put_file
+
+    def watched_put(src, dest, *args, **kwargs):
+        staged.append((dest, mode(Path(dest).parent)))
+        return put(src, dest, *args, **kwargs)
+
+    host.put_file = watched_put  # type: ignore[method-assign]
+    dest = tmp_path / "hf" / "token"
+    for _ in range(2):
+        assert secret_file._put_secret(host, str(dest), secret_file.Secret("hf_tok"), {})
+    assert len(staged) == 2 and staged[0][0] != staged[1][0]  # a fresh directory each time
+    for path, parent_mode in staged:
+        assert secret_file._MKTEMP_DIR.match(str(Path(path).parent)) and parent_mode == 0o700
+        assert not Path(path).parent.exists()  # removed after
+    assert dest.read_text() == "hf_tok" and mode(dest) == 0o600
+
+
+# --- links_switch.sh / links_adopt.sh: links switched as one, never none
+
+
+def test_a_link_to_a_directory_is_switched_to_the_new_target(tmp_path: Path) -> None:
+    old, new, link = tmp_path / "v1", tmp_path / "v2", tmp_path / "current"
+    old.mkdir()
+    new.mkdir()
+    link.symlink_to(old)
+    os.utime(old, (1, 1))
+    res = sh("links_switch.sh", str(link), str(new))
+    assert res.returncode == 0, res.stderr
+    assert os.readlink(link) == str(new)  # the link itself moved (mv -T), not a link made inside v1
+    assert not (old / "current.new").exists() and not (old / "current").exists()
+    assert old.stat().st_mtime > 1  # the target it left is touched: the one to roll back to
+
+
+def test_several_links_switch_and_a_missing_target_or_a_real_directory_is_refused(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    l1, l2 = tmp_path / "l1", tmp_path / "l2"
+    assert sh("links_switch.sh", str(l1), str(a), str(l2), str(b)).returncode == 0
+    assert (os.readlink(l1), os.readlink(l2)) == (str(a), str(b))
+    res = sh("links_switch.sh", str(l1), str(tmp_path / "gone"))
+    assert res.returncode != 0 and "is missing" in res.stderr and os.readlink(l1) == str(a)
+    real = tmp_path / "venv"
+    real.mkdir()
+    res = sh("links_switch.sh", str(real), str(a))
+    assert res.returncode != 0 and "is not a link" in res.stderr and real.is_dir() and not real.is_symlink()
+
+
+def test_an_older_install_s_real_directory_is_adopted_behind_a_link(tmp_path: Path) -> None:
+    venv, aside = tmp_path / "venv", tmp_path / "venv.versions" / "adopted"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python3").write_text("x")
+    res = sh("links_adopt.sh", str(venv), str(aside))
+    assert res.returncode == 0 and venv.is_symlink() and os.readlink(venv) == str(aside)
+    assert (venv / "bin" / "python3").read_text() == "x"  # every path into it still resolves
+    assert sh("links_adopt.sh", str(venv), str(aside)).returncode == 0 and os.readlink(venv) == str(aside)
+
+
+# --- server_start.sh / server_stop.sh with a stand-in tritonserver
+
+
+# The stand-in server's interpreter: the distribution's (another user can run it; a pyenv one under /root
+# could not), else this one.
+SERVER_PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+
+
+@pytest.fixture
+def launcher() -> Iterator[Path]:
+    """What the launcher does for the server: runs its arguments; here `tritonserver ...` becomes a
+    Python that sleeps with "tritonserver" in its command line (what lib.sh looks for). In a directory
+    any user can enter (the server may run as another)."""
+    folder = Path(tempfile.mkdtemp(prefix="launcher-"))
+    folder.chmod(0o755)
+    script = folder / "triton-env"
+    script.write_text(f'#!/bin/sh\nshift\nexec {SERVER_PYTHON} -c "import time; time.sleep(600)" tritonserver "$@"\n')
+    script.chmod(0o755)
+    yield script
+    shutil.rmtree(folder)
+
+
+def start(run: Path, launcher: Path, user: str = "root") -> subprocess.CompletedProcess:
+    return sh("server_start.sh", str(run), str(launcher), "hash1", "", user, "", "", "", "", "", "", "--http-port", "1")
+
+
+def server(run: Path) -> int:
+    """The recorded server's pid once its process has become the server (setsid, setpriv and the launcher
+    exec into it: until then its /proc entry is theirs); fails past 10 s."""
+    pid = int((run / "tritonserver.pid").read_text())
+    deadline = time.monotonic() + 10
+    while not Path(f"/proc/{pid}/exe").exists() or os.path.realpath(f"/proc/{pid}/exe") != os.path.realpath(
+        SERVER_PYTHON
+    ):
+        assert time.monotonic() < deadline, f"pid {pid} never became the server"
+        time.sleep(0.01)
+    return pid
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_start_records_the_server_and_a_second_start_stops_the_first(tmp_path: Path, launcher: Path) -> None:
+    run = tmp_path / "run"
+    try:
+        assert start(run, launcher).returncode == 0
+        first = server(run)
+        assert alive(first) and "tritonserver" in Path(f"/proc/{first}/cmdline").read_text()
+        assert (run / "config.hash").read_text() == "hash1\n"
+        assert (run / "tritonserver.log").read_text().startswith("--- start ")
+        assert os.getpgid(first) == first  # detached: it leads its own process group
+        assert start(run, launcher).returncode == 0
+        second = server(run)
+        assert second != first and alive(second) and not alive(first)
+        assert (run / "tritonserver.log").read_text().count("--- start ") == 2
+        res = sh("server_stop.sh", str(run), "")
+        assert res.returncode == 0 and not alive(second)
+        assert not (run / "tritonserver.pid").exists() and not (run / "config.hash").exists()
+    finally:
+        sh("server_stop.sh", str(run), "")
+
+
+def test_a_pid_file_naming_another_process_kills_nothing(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        (run / "tritonserver.pid").write_text(f"{other.pid}\n")
+        assert sh("server_stop.sh", str(run), "").returncode == 0
+        assert other.poll() is None  # not a tritonserver: left alone
+        assert not (run / "tritonserver.pid").exists()
+    finally:
+        other.kill()
+        other.wait()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to another user needs root (CI runs as root)")
+def test_a_server_started_as_another_user_runs_without_privileges(tmp_path: Path, launcher: Path) -> None:
+    run = tmp_path / "run"
+    try:
+        assert start(run, launcher, user="daemon").returncode == 0
+        pid = server(run)
+        status = Path(f"/proc/{pid}/status").read_text()
+        uid_line = next(line for line in status.splitlines() if line.startswith("Uid:"))
+        assert set(uid_line.split()[1:]) == {str(__import__("pwd").getpwnam("daemon").pw_uid)}
+        assert "NoNewPrivs:\t1" in status and "CapEff:\t0000000000000000" in status
+    finally:
+        sh("server_stop.sh", str(run), "")
+
+
+# --- wait_ready.py: a server that dies while starting is a failure
+
+
+def test_the_wait_fails_when_the_server_died_while_starting(tmp_path: Path) -> None:
+    wait_ready = remote.load("wait_ready.py")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    pid_file, log = tmp_path / "pid", tmp_path / "log"
+    pid_file.write_text(f"{gone.pid}\n")
+    log.write_text('--- start x\nE1201 10:00:00.000000 1 main.cc:1] "failed to start: Socket already in use"\n')
+    assert wait_ready.main("127.0.0.1", "1", str(pid_file), str(log), "30") == 1
+
+
+def test_the_wait_fails_at_a_fatal_log_line_while_the_server_still_runs(tmp_path: Path) -> None:
+    wait_ready = remote.load("wait_ready.py")
+    pid_file, log = tmp_path / "pid", tmp_path / "log"
+    pid_file.write_text(f"{os.getpid()}\n")  # alive
+    log.write_text("--- start x\nE1201 10:00:00.000000 1 x.cc:1] \"failed to load 'smoke' version 1: Internal\"\n")
+    started = time.monotonic()
+    assert wait_ready.main("127.0.0.1", "1", str(pid_file), str(log), "60") == 1
+    assert time.monotonic() - started < 30  # at the line, not at the timeout
+
+
+# --- venv_create.sh and lock_split.sh
+
+
+def test_a_venv_that_cannot_be_made_leaves_the_old_one_in_place(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "marker").write_text("old")
+    res = sh("venv_create.sh", "/bin/false", str(venv))
+    assert res.returncode != 0 and (venv / "marker").read_text() == "old" and not Path(f"{venv}.old").exists()
+    res = sh("venv_create.sh", sys.executable, str(venv))
+    assert res.returncode == 0 and (venv / "pyvenv.cfg").exists() and not (venv / "marker").exists()
+
+
+def test_the_lock_is_split_into_torch_and_the_rest(tmp_path: Path) -> None:
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(
+        "numpy==1.26.4 --hash=sha256:aa\ntorch==2.13.0+cpu --hash=sha256:bb\ntorchvision==1 --hash=sha256:cc\n"
+    )
+    assert sh("lock_split.sh", str(lock)).returncode == 0
+    assert Path(f"{lock}.torch").read_text() == "torch==2.13.0+cpu --hash=sha256:bb\n"
+    assert Path(f"{lock}.rest").read_text() == "numpy==1.26.4 --hash=sha256:aa\ntorchvision==1 --hash=sha256:cc\n"
+
+
+# --- triton_install.sh (TritonInstall's probe): what an install holds, a writable file named
+
+
+def test_the_install_probe_names_what_it_holds_and_a_file_others_may_write(tmp_path: Path) -> None:
+    home = tmp_path / "triton"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "tritonserver").write_text("#!/bin/sh\n")
+    (home / "bin" / "tritonserver").chmod(0o755)
+    (home / "backends" / "python").mkdir(parents=True)
+    (home / "TRITON_VERSION").write_text("2.51.0\n")
+    out = sh("triton_install.sh", str(home), "libpython3\\.[0-9]+").stdout.splitlines()
+    assert "SERVER" in out and "VERSION=2.51.0" in out and "BACKEND=python" in out
+    assert not any(line.startswith("WRITABLE=") for line in out)
+    (home / "backends" / "python" / "libtriton_python.so").write_text("")
+    (home / "backends" / "python" / "libtriton_python.so").chmod(0o666)
+    out = sh("triton_install.sh", str(home), "x").stdout.splitlines()
+    assert f"WRITABLE={home}/backends/python/libtriton_python.so" in out
