@@ -6,6 +6,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from facts.disk import FreeSpaceData
+from facts.nvidia import NvidiaData
+from facts.ports import Listener
+from facts.python import PythonInterpreter
+from facts.system import CRuntimeData, InitSystemData, OsReleaseData
+from facts.triton import TritonInstallData
+from facts.venv import VenvData
+
 if TYPE_CHECKING:
     from compat.serving import Serving
 
@@ -16,25 +24,25 @@ Status = Literal["ok", "missing", "incompatible"]
 class HostFacts:
     """The facts the rules read, as gathered from one host (compat/reading.py, facts/)."""
 
-    os: dict | None
-    c_runtime: dict
-    pythons: list[dict]  # PythonInterpreters: every interpreter, with what blocks the server's user
-    nvidia: dict | None
+    os: OsReleaseData | None
+    c_runtime: CRuntimeData
+    pythons: list[PythonInterpreter]  # every interpreter, with what blocks the server's user
+    nvidia: NvidiaData | None
     linker_cache: dict[str, list[str]]
-    free_install: dict | None = None  # FreeSpace of triton_home
-    free_venv: dict | None = None  # FreeSpace of venv_dir
-    free_persist: dict | None = None  # FreeSpace of persist_dir
-    triton: dict | None = None  # TritonInstall of the server home
+    free_install: FreeSpaceData | None = None  # FreeSpace of triton_home
+    free_venv: FreeSpaceData | None = None  # FreeSpace of venv_dir
+    free_persist: FreeSpaceData | None = None  # FreeSpace of persist_dir
+    triton: TritonInstallData | None = None  # TritonInstall of the server home
     triton_missing_libs: dict[str, list[str]] = field(default_factory=dict)
-    venv: dict | None = None  # VenvPackages of venv_dir
-    ports: dict[int, list[dict]] = field(default_factory=dict)
-    init: dict | None = None
+    venv: VenvData | None = None  # VenvPackages of venv_dir
+    ports: dict[int, list[Listener]] = field(default_factory=dict)
+    init: InitSystemData | None = None
     hf_home_exists: bool = False
     env_files_exist: bool = False
     system_ca_bundle: bool = False  # compat.tables.SYSTEM_CA_BUNDLE exists on the host
     standalone_python_exists: bool = False  # the standalone CPython of python_standalone_url is unpacked
     uv_pythons: list[str] = field(default_factory=list)  # minor versions of the CPythons uv installed, checked
-    persist_dir: dict | None = None  # pyinfra's Directory fact of persist_dir: user, group, mode (755)
+    persist_dir: dict[str, Any] | None = None  # pyinfra's Directory fact of persist_dir: user, group, mode (755)
     persist_blocked: str = ""  # UserAccess: the directory on the way to persist_dir the server's user cannot enter
     cpus: int | None = None  # CPUs online (pyinfra's hardware.Cpus)
 
@@ -103,6 +111,13 @@ class Decisions:
     first_fixes: tuple[str, ...] = ()
     # model name -> its copies, threads and batch sizes on this host (compat/serving.py)
     model_serving: dict[str, Serving] = field(default_factory=dict)
+
+    @property
+    def chosen_artifact(self) -> Artifact:
+        """The Triton artifact of a host with no blocker (the rules decide one for every such host)."""
+        if self.artifact is None:
+            raise ValueError("no Triton artifact was decided: the host has a blocker (see the audit)")
+        return self.artifact
 
 
 @dataclass(frozen=True)

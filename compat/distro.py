@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from compat import tables as t
+from facts.system import OsReleaseData
 
 
-def distro_key(os: dict | None) -> tuple[str, str]:
+def distro_key(os: OsReleaseData | None) -> tuple[str, str]:
     """("debian", "12") or ("ubuntu", "24.04"); ("", "") when unknown."""
     if not os:
         return ("", "")
@@ -15,12 +16,12 @@ def distro_key(os: dict | None) -> tuple[str, str]:
     return (os["id"], version)
 
 
-def release_known(os: dict | None) -> bool:
+def release_known(os: OsReleaseData | None) -> bool:
     """The package tables know this distribution release (compat/tables.py KNOWN_RELEASES)."""
     return distro_key(os) in t.KNOWN_RELEASES
 
 
-def package_for(soname: str, os: dict | None) -> str | None:
+def package_for(soname: str, os: OsReleaseData | None) -> str | None:
     """The apt package that ships soname on this release; None where none does or none is known."""
     key = distro_key(os)
     if key not in t.KNOWN_RELEASES:
@@ -33,7 +34,7 @@ def package_for(soname: str, os: dict | None) -> str | None:
     return t.SONAME_PACKAGES.get(soname, {}).get(key)
 
 
-def unknown_package_fix(soname: str, os: dict | None) -> str:
+def unknown_package_fix(soname: str, os: OsReleaseData | None) -> str:
     """The fix where no package of this release is known to ship soname."""
     distro = " ".join(distro_key(os)) or "this distribution"
     if release_known(os):

@@ -12,6 +12,7 @@ from compat.python_choice import PythonChoice, stub_fix
 from config.layout import Layout
 from config.settings import Settings
 from config.versions import version_key
+from facts.disk import FreeSpaceData
 
 FIX = "run deploy/provision.py"
 
@@ -26,18 +27,19 @@ def _gib(n: int) -> str:
 
 
 def check_disk(facts: HostFacts, settings: Settings, torch_variant: str | None, standalone: bool) -> list[Item]:
-    """Free space on each file system for what provisioning will still write there."""
+    """Free space on each file system for what provisioning will still write there (standalone: a
+    standalone CPython is still to be installed)."""
     kind = "cpu" if (torch_variant or "cpu") == "cpu" else "cuda"
     installed = facts.triton is not None and facts.triton.get("server")
     venv_ready = facts.venv is not None and bool(facts.venv.get("packages", {}).get("torch"))
-    needs: dict[str, tuple[dict | None, int, list[str]]] = {}
+    needs: dict[str, tuple[FreeSpaceData | None, int, list[str]]] = {}
 
-    def need(space: dict | None, amount: int, what: str) -> None:
+    def need(space: FreeSpaceData | None, amount: int, what: str) -> None:
         mount = space["mount"] if space else "?"
         entry = needs.setdefault(mount, (space, 0, []))
         needs[mount] = (space, entry[1] + amount, [*entry[2], what])
 
-    if standalone and not facts.standalone_python_exists:
+    if standalone:
         need(facts.free_install, t.DISK_PYTHON_STANDALONE, "standalone Python")
         need(facts.free_persist, t.DISK_PYTHON_DOWNLOAD, "download cache")
     if not installed:

@@ -11,6 +11,7 @@ from compat.distro import distro_key, package_for, release_known
 from config.layout import Layout
 from config.settings import Settings
 from config.versions import version_key
+from facts.python import PythonInterpreter
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,9 @@ def python_fits(version: str, stubs: tuple[str, ...], numpy_lt2: bool) -> bool:
     return version in stubs and not (numpy_lt2 and version_key(version) > version_key(t.NUMPY_LT2_MAX_PYTHON))
 
 
-def by_minor(pythons: list[dict]) -> dict[str, dict]:
+def by_minor(pythons: list[PythonInterpreter]) -> dict[str, PythonInterpreter]:
     """One interpreter per minor version: the first the server's user can run, else the first found."""
-    chosen: dict[str, dict] = {}
+    chosen: dict[str, PythonInterpreter] = {}
     for py in pythons:
         held = chosen.get(py["version"])
         if held is None or (held["blocked_by"] and not py["blocked_by"]):
@@ -42,7 +43,7 @@ def by_minor(pythons: list[dict]) -> dict[str, dict]:
     return chosen
 
 
-def unreachable(py: dict, user: str) -> str:
+def unreachable(py: PythonInterpreter, user: str) -> str:
     """Why the server's user cannot run an interpreter, in words."""
     where = py["blocked_by"]
     if where == py["path"] or where == py.get("libpython"):
@@ -154,7 +155,9 @@ def _no_python_fix(facts: HostFacts, stubs: tuple[str, ...], numpy_lt2: bool, di
     )
 
 
-def _libpython(facts: HostFacts, version: str, py: dict, bundled: bool) -> tuple[list[Item], str | None, list[str]]:
+def _libpython(
+    facts: HostFacts, version: str, py: PythonInterpreter, bundled: bool
+) -> tuple[list[Item], str | None, list[str]]:
     """The stub links libpython3.X: found (its directory when the loader does not search it),
     shipped with the build, installable from apt, or a blocker."""
     soname = f"libpython{version}.so.1.0"
@@ -180,7 +183,9 @@ def _libpython(facts: HostFacts, version: str, py: dict, bundled: bool) -> tuple
     )
 
 
-def _venv_module(facts: HostFacts, version: str, py: dict, distro_pythons) -> tuple[list[Item], list[str]]:
+def _venv_module(
+    facts: HostFacts, version: str, py: PythonInterpreter, distro_pythons: tuple[str, ...]
+) -> tuple[list[Item], list[str]]:
     if py["can_venv"]:
         return [], []
     why = f"{py['path']} cannot make a venv (no ensurepip)"

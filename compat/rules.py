@@ -29,13 +29,20 @@ from compat.installed import (
     check_venv,
     persist_wiped,
 )
-from compat.python_choice import choose_python, stub_fix
+from compat.python_choice import PythonChoice, choose_python, stub_fix
 from compat.serving import model_serving
 from compat.torch_choice import choose_torch
 from config.layout import Layout
 from config.settings import Settings
 
 __all__ = ["Assessment", "Decisions", "HostFacts", "Item", "assess", "package_for"]
+
+
+def standalone_to_install(facts: HostFacts, python: PythonChoice) -> bool:
+    """A standalone CPython is chosen and not installed yet (its disk is still to be found)."""
+    if python.source == "standalone":
+        return not facts.standalone_python_exists
+    return python.source == "uv" and python.python not in facts.uv_pythons
 
 
 def assess(facts: HostFacts, settings: Settings) -> Assessment:
@@ -59,7 +66,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
     torch, torch_items = choose_torch(facts, settings)
     triton_items, triton_packages = check_triton(facts, settings, build, python.python)
     items += python_items + library_items + torch_items
-    items += check_disk(facts, settings, torch.variant, python.source in ("standalone", "uv"))
+    items += check_disk(facts, settings, torch.variant, standalone_to_install(facts, python))
     items += triton_items
     items += check_venv(facts, settings, build, python, torch.pins)
     items += check_environment(facts, settings)

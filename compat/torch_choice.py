@@ -9,6 +9,7 @@ from compat import tables as t
 from compat.assessment import HostFacts, Item, blocker, ok
 from config.settings import Settings
 from config.versions import version_key
+from facts.nvidia import NvidiaData
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class TorchChoice:
     pins: dict[str, str] = field(default_factory=dict)
 
 
-def driver_cuda(nvidia: dict) -> str | None:
+def driver_cuda(nvidia: NvidiaData) -> str | None:
     """The highest CUDA the driver supports: nvidia-smi says; else from the minimum-driver table."""
     if nvidia.get("cuda_version"):
         return nvidia["cuda_version"]
@@ -80,7 +81,7 @@ def _fits_gpus(torch_minor: str, variant: str, capabilities: list[str]) -> bool:
     return not (low and version_key(variant_cuda(variant)) >= (13,))
 
 
-def choose_torch_variant(nvidia: dict, torch_minor: str, variants: tuple[str, ...]) -> tuple[str | None, str]:
+def choose_torch_variant(nvidia: NvidiaData, torch_minor: str, variants: tuple[str, ...]) -> tuple[str | None, str]:
     """(variant, the rule that chose it) for auto on a GPU host, or (None, why none can run).
 
     Only variants with kernels for every GPU count [torch-archs]. Of those, the highest the driver supports
@@ -115,7 +116,7 @@ def choose_torch_variant(nvidia: dict, torch_minor: str, variants: tuple[str, ..
     return None, why + (f", none of CUDA {major}.x" if not left_out else "")
 
 
-def _torch_fix(nvidia: dict, torch_minor: str, variants: tuple[str, ...]) -> str:
+def _torch_fix(nvidia: NvidiaData, torch_minor: str, variants: tuple[str, ...]) -> str:
     """What makes GPU torch possible: an older torch with the driver's CUDA major, or a newer driver."""
     cuda = driver_cuda(nvidia) or "0"
     older = [
@@ -139,7 +140,7 @@ def _torch_fix(nvidia: dict, torch_minor: str, variants: tuple[str, ...]) -> str
     return "use " + ", or ".join(hints)
 
 
-def _gpu_item(nvidia: dict | None) -> Item:
+def _gpu_item(nvidia: NvidiaData | None) -> Item:
     gpus = (nvidia or {}).get("gpus") or []
     if gpus:
         names = ", ".join(f"{g['name']} ({g['compute_capability'] or '?'})" for g in gpus)

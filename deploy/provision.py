@@ -73,7 +73,7 @@ def install(
     )
 
     # 2. Triton from a checksummed artifact, cached on the persistent path, switched in when complete
-    a = d.artifact  # decided once, by the rules (compat/build.py)
+    a = d.chosen_artifact  # decided once, by the rules (compat/build.py)
     downloads.cached(
         name="Triton artifact in the cache",
         url=a.url,
@@ -195,7 +195,7 @@ if assessment.blockers:
     run_summary.refuse(state, host, reasons, "provision")
 else:
     d = assessment.decisions
-    a = d.artifact
+    a = d.chosen_artifact
     cached = host.get_fact(Sha256File, path=a.archive) == a.sha256  # the download step reuses it
     find_links = settings.pip_find_links
     if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only

@@ -43,7 +43,7 @@ def gaps(
     """Every gap of this host's caches for this provision; [] where it can run without the network.
     uv_pythons: the minor versions of the CPythons uv already installed here."""
     out: list[Gap] = []
-    a = d.artifact
+    a = d.chosen_artifact
     if not artifact_cached:
         out.append(Gap("Triton artifact", f"{a.archive} is not in the cache", f"{mask(a.url)} (sha256 {a.sha256})"))
     if d.python_source == "standalone":

@@ -18,7 +18,7 @@ def version_dir_name(version: str, sha256: str, stub_python: str) -> str:
 
 def installed_dir(layout: Layout, d: Decisions) -> str:
     """The versioned directory `current` points at once this build is installed."""
-    a = d.artifact
+    a = d.chosen_artifact
     return f"{layout.versions}/{version_dir_name(a.version, a.sha256, d.python)}"
 
 
