@@ -113,17 +113,19 @@ def _size(n: int | None) -> str:
     return "-" if n is None else f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
 
 
-def _uptime(s: float | None) -> str:
-    if s is None:
+def _uptime(seconds: float | None) -> str:
+    if seconds is None:
         return "-"
-    s = int(s)
-    return f"{s // 86400}d {s % 86400 // 3600}h" if s >= 86400 else f"{s // 3600}h {s % 3600 // 60}m {s % 60}s"
+    whole = int(seconds)
+    if whole >= 86400:
+        return f"{whole // 86400}d {whole % 86400 // 3600}h"
+    return f"{whole // 3600}h {whole % 3600 // 60}m {whole % 60}s"
 
 
-def table(host_name: str, st: dict) -> str:
+def table(host_name: str, status: dict) -> str:
     """The status as aligned lines, the log's last lines under a server that should run and does not."""
-    t, srv, v, last = st["triton"], st["server"], st["venv"], st["last_provision"]
-    head = f"== status of {host_name}: " + ("OK" if st["ok"] else f"PROBLEM: {st.get('problem', '')}")
+    t, srv, v, last = status["triton"], status["server"], status["venv"], status["last_provision"]
+    head = f"== status of {host_name}: " + ("OK" if status["ok"] else f"PROBLEM: {status.get('problem', '')}")
     rows = [
         (
             "triton",
@@ -142,14 +144,15 @@ def table(host_name: str, st: dict) -> str:
         ),
         (
             "listen",
-            f"{st['listen']['address']} "
+            f"{status['listen']['address']} "
             + ", ".join(
-                f"{k} {p}" + (f" (bound {','.join(st['listen']['bound'][k])})" if st["listen"]["bound"][k] else "")
-                for k, p in st["listen"]["ports"].items()
+                f"{k} {p}"
+                + (f" (bound {','.join(status['listen']['bound'][k])})" if status["listen"]["bound"][k] else "")
+                for k, p in status["listen"]["ports"].items()
             ),
         ),
     ]
-    for m in st["models"]:
+    for m in status["models"]:
         resolved = f" -> {m['resolved'][:12]}" if m["resolved"] and m["resolved"] != m["revision"] else ""
         reason = f" ({m['reason']})" if m["reason"] else ""
         rows.append((f"model {m['name']}", f"{m['state']}{reason}; {mask(m['source'])}{resolved}"))
@@ -163,14 +166,15 @@ def table(host_name: str, st: dict) -> str:
         ),
         (
             "gpus",
-            ", ".join(f"{g['index']}: {g['name']} ({g['memory_mib']} MiB)" for g in st["gpus"])
-            + f"; driver {st['driver']}"
-            if st["gpus"]
+            ", ".join(f"{g['index']}: {g['name']} ({g['memory_mib']} MiB)" for g in status["gpus"])
+            + f"; driver {status['driver']}"
+            if status["gpus"]
             else "none",
         ),
         (
             "disk",
-            f"triton_home {_size(st['disk_used']['triton_home'])}, persist_dir {_size(st['disk_used']['persist_dir'])}",
+            f"triton_home {_size(status['disk_used']['triton_home'])}, "
+            f"persist_dir {_size(status['disk_used']['persist_dir'])}",
         ),
         (
             "provisioned",
@@ -181,15 +185,15 @@ def table(host_name: str, st: dict) -> str:
     ]
     width = max(len(k) for k, _ in rows)
     lines = [head, *(f"  {k:<{width}}  {v}" for k, v in rows)]
-    if st["log_tail"]:
+    if status["log_tail"]:
         lines.append("  server log, last lines:")
-        lines += [f"    | {line}" for line in st["log_tail"]]
+        lines += [f"    | {line}" for line in status["log_tail"]]
     return "\n".join(lines)
 
 
-def record(host_name: str, st: dict, path: Path) -> Path:
+def record(host_name: str, status: dict, path: Path) -> Path:
     """Add this host to the run's JSON report and rewrite it (atomically)."""
-    _RUN[host_name] = {**st, "host": host_name}
+    _RUN[host_name] = {**status, "host": host_name}
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps({"hosts": _RUN, "ok": all(h["ok"] for h in _RUN.values())}, indent=2) + "\n")
     os.replace(tmp, path)

@@ -134,10 +134,6 @@ PYTRITON_RELEASES: dict[str, PytritonRelease] = {
     ),
 }
 
-# Server version from an NGC release tag [relnotes]: 23.MM = 2.(29+MM), 24.MM = 2.(41+MM),
-# 25.MM = 2.(53+MM).
-RELEASE_MINOR_OFFSET = {"23": 29, "24": 41, "25": 53}
-
 # Minimum Linux driver per CUDA major (minor-version compatibility) [cuda-compat], [cuda-minor].
 CUDA_MAJOR_MIN_DRIVER = {"11": "450.80.02", "12": "525.60.13", "13": "580.0"}
 # Driver that ships with each toolkit: full feature support [cuda-compat].

@@ -79,18 +79,22 @@ def parse_models(value: Any) -> tuple[tuple[ModelSpec, ...], list[str]]:
     return tuple(specs), problems
 
 
-def _check(s: ModelSpec) -> list[str]:
+def _check(settings: ModelSpec) -> list[str]:
     out = []
-    if not isinstance(s.name, str) or not _NAME.match(s.name):
+    if not isinstance(settings.name, str) or not _NAME.match(settings.name):
         out.append("name must be letters, digits, '_', '-', '.' (it is a directory and the model's name)")
-    if not isinstance(s.source, str) or s.source.split(":", 1)[0] not in ("hub", "path") or ":" not in s.source:
+    if (
+        not isinstance(settings.source, str)
+        or settings.source.split(":", 1)[0] not in ("hub", "path")
+        or ":" not in settings.source
+    ):
         out.append("source must be 'hub:<repo id>@<revision>' or 'path:<directory on the controller>'")
-    elif s.kind == "hub":
-        if not _REPO.match(s.repo) or ("@" in s.ref and not _REVISION.match(s.revision)):
-            out.append(f"source {s.source!r}: expected hub:<org>/<name>@<revision>")
-    elif not Path(s.ref).is_absolute() or not Path(s.ref).is_dir():
-        out.append(f"source {s.source!r}: no such directory on the controller (use an absolute path)")
-    if s.task not in MODEL_TASKS:
+    elif settings.kind == "hub":
+        if not _REPO.match(settings.repo) or ("@" in settings.ref and not _REVISION.match(settings.revision)):
+            out.append(f"source {settings.source!r}: expected hub:<org>/<name>@<revision>")
+    elif not Path(settings.ref).is_absolute() or not Path(settings.ref).is_dir():
+        out.append(f"source {settings.source!r}: no such directory on the controller (use an absolute path)")
+    if settings.task not in MODEL_TASKS:
         out.append(f"task must be one of {', '.join(MODEL_TASKS)}")
     ints = {
         "max_batch_size": (0, 1024),
@@ -101,21 +105,21 @@ def _check(s: ModelSpec) -> list[str]:
         "max_new_tokens": (1, 4096),
     }
     for key, (low, high) in ints.items():
-        v = getattr(s, key)
+        v = getattr(settings, key)
         if key == "max_batch_size" and v is None:
             continue
         if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
             out.append(f"{key} must be a whole number from {low} to {high}")
     for key in ("dynamic_batching", "normalize"):
-        if not isinstance(getattr(s, key), bool):
+        if not isinstance(getattr(settings, key), bool):
             out.append(f"{key} must be true or false")
-    sizes = s.preferred_batch_sizes
+    sizes = settings.preferred_batch_sizes
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sizes):
         out.append("preferred_batch_sizes must be a list of positive whole numbers")
-    elif sizes and s.max_batch_size is None:
+    elif sizes and settings.max_batch_size is None:
         out.append("preferred_batch_sizes: set max_batch_size with them (without, it comes from the host)")
-    elif isinstance(s.max_batch_size, int) and any(n > s.max_batch_size for n in sizes):
-        out.append(f"preferred_batch_sizes {list(sizes)} exceed max_batch_size {s.max_batch_size}")
-    if s.instance_kind not in ("auto", "KIND_CPU", "KIND_GPU"):
+    elif isinstance(settings.max_batch_size, int) and any(n > settings.max_batch_size for n in sizes):
+        out.append(f"preferred_batch_sizes {list(sizes)} exceed max_batch_size {settings.max_batch_size}")
+    if settings.instance_kind not in ("auto", "KIND_CPU", "KIND_GPU"):
         out.append("instance_kind must be auto, KIND_CPU or KIND_GPU")
     return out

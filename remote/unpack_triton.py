@@ -19,8 +19,6 @@ import zipfile
 
 from _archive import UnsafeArchive, extract_tar, zip_target
 
-LAYOUT = ("bin", "lib", "backends", "caches", "python_backend_stubs")
-
 
 def unpack_pytriton(archive: str, tmp: str) -> None:
     """The wheel's pytriton/tritonserver/* and nvidia_pytriton.libs/* (as lib/)."""

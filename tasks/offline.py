@@ -97,11 +97,11 @@ def gaps(
     return out
 
 
-def _uv_gaps(settings: Settings, layout: Layout, d: Decisions) -> list[Gap]:
+def _uv_gaps(settings: Settings, layout: Layout, decisions: Decisions) -> list[Gap]:
     """uv's wheel and a CPython archive of the minor wanted, in the caches (uv checks its sha256 when it
     installs it, offline too)."""
     out = []
-    arch = (d.python_path or "").rsplit("-linux-", 1)[-1].split("-gnu", 1)[0]
+    arch = (decisions.python_path or "").rsplit("-linux-", 1)[-1].split("-gnu", 1)[0]
     url, sha = UV_WHEELS.get(arch, ("", ""))
     if host.get_fact(Sha256File, path=layout.uv_wheel(UV_VERSION, arch)) != sha:
         out.append(
@@ -112,14 +112,14 @@ def _uv_gaps(settings: Settings, layout: Layout, d: Decisions) -> list[Gap]:
             )
         )
     archives = host.get_fact(TreeEntries, layout.uv_python_cache, "children")
-    if not any(f"cpython-{d.python}." in name for name in archives):
+    if not any(f"cpython-{decisions.python}." in name for name in archives):
         where = (
             settings.python_downloads_json_url or settings.python_install_mirror or "python-build-standalone's releases"
         )
         out.append(
             Gap(
                 "standalone Python",
-                f"{layout.uv_python_cache} holds no CPython {d.python} archive for uv",
+                f"{layout.uv_python_cache} holds no CPython {decisions.python} archive for uv",
                 f"run provision once with the network (offline = False): uv fetches it from {where}",
             )
         )

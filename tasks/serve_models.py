@@ -22,7 +22,7 @@ def links(
     return tuple(zip(layout.links, targets, strict=True))
 
 
-def wanted_hash(settings: Settings, layout: Layout, d: Decisions, repo_files: dict[str, bytes]) -> str:
+def wanted_hash(settings: Settings, layout: Layout, decisions: Decisions, repo_files: dict[str, bytes]) -> str:
     """What the server will run (its arguments, user and log watcher, the repository's files, the
     install, the venv and its pins), as one hash: a change restarts it, nothing else does."""
     server = server_process.plan(settings, layout)
@@ -30,12 +30,12 @@ def wanted_hash(settings: Settings, layout: Layout, d: Decisions, repo_files: di
         *server.args,
         f"user={server.user}",
         *server.log_watch,
-        *(t for _, t in links(settings, layout, d, repo_files)),
+        *(t for _, t in links(settings, layout, decisions, repo_files)),
     ]
-    return server_process.config_hash(run_as, repo_files, installed_dir(layout, d), d.venv_pins)
+    return server_process.config_hash(run_as, repo_files, installed_dir(layout, decisions), decisions.venv_pins)
 
 
-def server_change(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> str:
+def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int]) -> str:
     """In words, what will happen to the server: keeps running, starts, or restarts and why."""
     p = server_process.plan(settings, layout)
     state = host.get_fact(ServerState, p.run_dir, p.http_host, p.http_port, p.models_dir)
@@ -43,32 +43,37 @@ def server_change(settings: Settings, layout: Layout, d: Decisions, gpu_ids: lis
         state,
         host.get_fact(InitSystem)["systemd"],
         p,
-        wanted_hash(settings, layout, d, models.repository_files(settings.models, layout, gpu_ids, d.model_serving)),
+        wanted_hash(
+            settings,
+            layout,
+            decisions,
+            models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving),
+        ),
     )
     if not why:
         return f"keeps running (pid {state['pid']})"
     return "will start" if why == "not running" else f"will restart (pid {state['pid']}): {why}"
 
 
-def serve(settings: Settings, layout: Layout, d: Decisions, gpu_ids: list[int]) -> tuple[tuple[str, str], ...]:
+def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int]) -> tuple[tuple[str, str], ...]:
     """Add the serving operations for one host; returns what the server is to run, (link, target) pairs."""
-    venv_python = f"{venv.target(settings, layout, d)}/bin/python3"
+    venv_python = f"{venv.target(settings, layout, decisions)}/bin/python3"
     models.sources(settings.models, layout, settings.hf_token, settings.proxy_env, venv_python, settings.hf_endpoint)
-    repo_files = models.repository_files(settings.models, layout, gpu_ids, d.model_serving)
+    repo_files = models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving)
     models.repository(models.repository_dir(layout, repo_files), repo_files)
     for path, versions in ((layout.venv, layout.venvs), (layout.models, layout.repositories)):
         switch.adopted(name=f"{path}: a link", path=path, versions=versions)
     server_user.present(settings.triton_user, layout.run, layout.hf_cache)
     server = server_process.plan(settings, layout)
-    wanted = wanted_hash(settings, layout, d, repo_files)
-    targets = links(settings, layout, d, repo_files)
+    wanted = wanted_hash(settings, layout, decisions, repo_files)
+    targets = links(settings, layout, decisions, repo_files)
     server_process.running(
         name="Triton server running, ready and proven",
         plan=server,
         wanted_hash=wanted,
         links=targets,
         models=["smoke", *(m.name for m in settings.models)],
-        verify=models.verify_spec(settings.models, layout, gpu_ids, d.model_serving),
-        python=d.script_python,
+        verify=models.verify_spec(settings.models, layout, gpu_ids, decisions.model_serving),
+        python=decisions.script_python,
     )
     return targets

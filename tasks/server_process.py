@@ -20,9 +20,9 @@ from tasks import host_log, switch
 READY_TIMEOUT_S = 180
 
 
-def server_args(s: Settings, layout: Layout) -> list[str]:
+def server_args(settings: Settings, layout: Layout) -> list[str]:
     """tritonserver's command line: our own backend, cache and repository paths, addresses and ports."""
-    a = s.triton_http_address
+    a = settings.triton_http_address
     return [
         "--model-repository",
         layout.models,
@@ -33,15 +33,15 @@ def server_args(s: Settings, layout: Layout) -> list[str]:
         "--http-address",
         a,
         "--http-port",
-        str(s.triton_http_port),
+        str(settings.triton_http_port),
         "--grpc-address",
         a,
         "--grpc-port",
-        str(s.triton_grpc_port),
+        str(settings.triton_grpc_port),
         "--metrics-address",
         a,
         "--metrics-port",
-        str(s.triton_metrics_port),
+        str(settings.triton_metrics_port),
         "--exit-timeout-secs",
         "10",
         # Our config.pbtxt files are complete: without this the python backend starts every model's
@@ -87,25 +87,31 @@ def systemd_path(value: str) -> str:
 LOG_WATCH = 'while kill -0 "$0" 2>/dev/null; do "$1" "$2" "$3" "$4"; sleep "$5"; done >/dev/null 2>&1 &'
 
 
-def log_watch_args(s: Settings, layout: Layout) -> list[str]:
+def log_watch_args(settings: Settings, layout: Layout) -> list[str]:
     """The watcher's arguments after the pid: script, log, cap in bytes, copies kept, interval."""
-    cap = s.triton_log_max_mb * 2**20
-    return [layout.log_rotate, layout.server_log, str(cap), str(s.triton_log_keep), str(s.triton_log_check_s)]
+    cap = settings.triton_log_max_mb * 2**20
+    return [
+        layout.log_rotate,
+        layout.server_log,
+        str(cap),
+        str(settings.triton_log_keep),
+        str(settings.triton_log_check_s),
+    ]
 
 
-def systemd_unit(s: Settings, layout: Layout) -> str:
+def systemd_unit(settings: Settings, layout: Layout) -> str:
     """The unit used where systemd is PID 1: the launcher's environment, the same arguments and log,
     restarted on failure at most 3 times a minute (no restart loop). The log watcher starts after the
     server, as root (`+`: it truncates the log systemd opened), in the unit's cgroup: it stops with it."""
-    command = " ".join(systemd_word(a) for a in [layout.launcher, "tritonserver", *server_args(s, layout)])
+    command = " ".join(systemd_word(a) for a in [layout.launcher, "tritonserver", *server_args(settings, layout)])
     watch = " ".join(systemd_word(a) for a in ["/bin/sh", "-c", LOG_WATCH.replace('"$0"', '"$MAINPID"')])
-    watch += " " + " ".join(systemd_word(a) for a in ["watch", *log_watch_args(s, layout)])
+    watch += " " + " ".join(systemd_word(a) for a in ["watch", *log_watch_args(settings, layout)])
     log = systemd_path(layout.server_log)
     sandbox = ""
-    if s.triton_user != "root":  # the models' code runs in here: it may write the HF cache, nothing else
+    if settings.triton_user != "root":  # the models' code runs in here: it may write the HF cache, nothing else
         writable = systemd_word(f"-{layout.hf_cache}")
         sandbox = (
-            f"User={s.triton_user}\nGroup={s.triton_user}\nNoNewPrivileges=yes\nProtectSystem=strict\n"
+            f"User={settings.triton_user}\nGroup={settings.triton_user}\nNoNewPrivileges=yes\nProtectSystem=strict\n"
             f"ReadWritePaths={writable}\nPrivateTmp=yes\nProtectHome=yes\n"
         )
     return (
@@ -140,26 +146,26 @@ class ServerPlan:
         return self.ports[1][1]
 
 
-def plan(s: Settings, layout: Layout) -> ServerPlan:
+def plan(settings: Settings, layout: Layout) -> ServerPlan:
     """The server plan of these settings."""
     return ServerPlan(
         run_dir=layout.run,
         launcher=layout.launcher,
         models_dir=layout.models,
-        http_host=s.http_connect_host,
-        ports=s.triton_ports,
-        args=tuple(server_args(s, layout)),
-        unit=systemd_unit(s, layout),
-        user=s.triton_user,
-        log_watch=tuple(log_watch_args(s, layout)),
+        http_host=settings.http_connect_host,
+        ports=settings.triton_ports,
+        args=tuple(server_args(settings, layout)),
+        unit=systemd_unit(settings, layout),
+        user=settings.triton_user,
+        log_watch=tuple(log_watch_args(settings, layout)),
     )
 
 
-def _port_holders(p: ServerPlan, ours: set[int]) -> list[str]:
+def _port_holders(plan: ServerPlan, ours: set[int]) -> list[str]:
     """Each of our ports held by a process that is not our server: 'port P: NAME (pid N)'."""
     listening = host.get_fact(ListeningPorts)
     held = []
-    for label, port in p.ports:
+    for label, port in plan.ports:
         for h in listening.get(port, []):
             if h["pid"] in ours:
                 continue
@@ -181,20 +187,22 @@ def why_start(state: dict, systemd: bool, plan: ServerPlan, wanted_hash: str) ->
     return ""
 
 
-def _started(p: ServerPlan, systemd: bool, config_hash: str, stale: str) -> StringCommand:
+def _started(plan: ServerPlan, systemd: bool, config_hash: str, stale: str) -> StringCommand:
     """Start (or restart) the server as planned, recording config_hash."""
     if systemd:
-        return remote.shell("server_start_systemd.sh", UNIT_PATH, p.unit, p.run_dir, config_hash, stale)
-    watch = [LOG_WATCH, *p.log_watch] if p.log_watch else ["", "", "", "", "", ""]
-    return remote.shell("server_start.sh", p.run_dir, p.launcher, config_hash, stale, p.user, *watch, *p.args)
+        return remote.shell("server_start_systemd.sh", UNIT_PATH, plan.unit, plan.run_dir, config_hash, stale)
+    watch = [LOG_WATCH, *plan.log_watch] if plan.log_watch else ["", "", "", "", "", ""]
+    return remote.shell(
+        "server_start.sh", plan.run_dir, plan.launcher, config_hash, stale, plan.user, *watch, *plan.args
+    )
 
 
-def _ready(p: ServerPlan, python: str, models: list[str]) -> StringCommand:
+def _ready(plan: ServerPlan, python: str, models: list[str]) -> StringCommand:
     """Wait until the server and these models are ready (smoke inference proves it), or fail with the
     server log's lines that explain why."""
-    args = [f"{p.run_dir}/tritonserver.pid", f"{p.run_dir}/tritonserver.log", str(READY_TIMEOUT_S)]
-    env = {"TRITON_PROOF_FILE": f"{p.run_dir}/proof.txt"}
-    return remote.python(python, "wait_ready.py", p.http_host, str(p.http_port), *args, *models, env=env)
+    args = [f"{plan.run_dir}/tritonserver.pid", f"{plan.run_dir}/tritonserver.log", str(READY_TIMEOUT_S)]
+    env = {"TRITON_PROOF_FILE": f"{plan.run_dir}/proof.txt"}
+    return remote.python(python, "wait_ready.py", plan.http_host, str(plan.http_port), *args, *models, env=env)
 
 
 def _all(*commands) -> list:

@@ -16,10 +16,10 @@ def version_dir_name(version: str, sha256: str, stub_python: str) -> str:
     return f"{version or 'tarball'}-{sha256[:12]}-py{stub_python}"
 
 
-def installed_dir(layout: Layout, d: Decisions) -> str:
+def installed_dir(layout: Layout, decisions: Decisions) -> str:
     """The versioned directory `current` points at once this build is installed."""
-    a = d.chosen_artifact
-    return f"{layout.versions}/{version_dir_name(a.version, a.sha256, d.python)}"
+    a = decisions.chosen_artifact
+    return f"{layout.versions}/{version_dir_name(a.version, a.sha256, decisions.python)}"
 
 
 @operation()

@@ -102,16 +102,18 @@ def lock_name(python_minor: str, variant: str, key: str) -> str:
     return f"venv-py{python_minor}-{variant}-{key}.lock"
 
 
-def _key(settings: Settings, d: Decisions) -> str:
+def _key(settings: Settings, decisions: Decisions) -> str:
     """The wheelhouse key of this host's pins and sources."""
-    return wheelhouse_key(d.venv_pins, [d.torch_index or "", settings.pip_index_url, settings.pip_find_links])
+    return wheelhouse_key(
+        decisions.venv_pins, [decisions.torch_index or "", settings.pip_index_url, settings.pip_find_links]
+    )
 
 
-def target(settings: Settings, layout: Layout, d: Decisions) -> str:
+def target(settings: Settings, layout: Layout, decisions: Decisions) -> str:
     """The venv directory for these pins, sources and Python, beside the others in `layout.venvs`:
     a change builds a new venv while the server goes on running the old one."""
-    name = hashlib.sha256(f"{_key(settings, d)}\n{d.python_path}".encode()).hexdigest()[:12]
-    return f"{layout.venvs}/{name}-py{d.python}"
+    name = hashlib.sha256(f"{_key(settings, decisions)}\n{decisions.python_path}".encode()).hexdigest()[:12]
+    return f"{layout.venvs}/{name}-py{decisions.python}"
 
 
 def plan(

@@ -172,12 +172,6 @@ class Mirror:
             out.append((method, path, int(status)))
         return out
 
-    def bytes_served(self) -> int:
-        """Bytes of every file served with 200 so far."""
-        if not self.log_path.exists():
-            return 0
-        return sum(int(line.rsplit(" ", 1)[1]) for line in self.log_path.read_text().splitlines())
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m testbed.mirror", description=__doc__.split("\n")[0])
