@@ -16,10 +16,13 @@ import json
 import random
 import shlex
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import testbed
@@ -109,50 +112,72 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+@contextmanager
+def serving_host(
+    prefix: str, entries: Callable[[Path], list[dict]]
+) -> Iterator[tuple[TestHost, int, subprocess.CompletedProcess]]:
+    """A test host provisioned from the local mirror with the DistilBERT-base-sized classifier under the
+    model entries `entries(model_dir)` gives: (host, its HTTP port, the provision's result); down after."""
+    with tempfile.TemporaryDirectory() as tmp_dir, Mirror(Path(tmp_dir) / "files") as mirror:
+        tmp = Path(tmp_dir)
+        model_dir = tiny_models.make("small-classifier", tmp / "small-clf")
+        host = TestHost(testbed.up(1, prefix=prefix)[0])
+        try:
+            settings = {**mirror_settings(mirror), "models": entries(model_dir)}
+            _, res = pyinfra(inventory(tmp / "inv.py", [host], settings, tmp), "deploy/provision.py")
+            yield host, triton_ports(host_index(host.name))["triton_http_port"], res
+        finally:
+            testbed.down()
+
+
+Figures = dict[str, dict[int, list[tuple[float, float, float]]]]
+
+
+def measure_round(port: int, models: Iterable[str], concurrency: Iterable[int], seconds: float, into: Figures) -> None:
+    """One round of every model at every concurrency: (texts/s, p50 ms, p99 ms) appended to `into`."""
+    for model in models:
+        for c in concurrency:
+            rate, lat = load(port, model, c, seconds)
+            into.setdefault(model, {}).setdefault(c, []).append((rate, pct(lat, 0.5) * 1000, pct(lat, 0.99) * 1000))
+
+
+def table_rows(figures: Figures, ceiling: list[float], labels: dict[str, str]) -> list[str]:
+    """Markdown rows: label, concurrency, medians of texts/s, p50 and p99, and the share of the ceiling."""
+    rows = []
+    for model, label in labels.items():
+        for c, runs in figures[model].items():
+            share = statistics.median(r[0] / ceil for r, ceil in zip(runs, ceiling, strict=True))
+            rows.append(
+                f"| {label} | {c} | {statistics.median(r[0] for r in runs):.1f} | "
+                f"{statistics.median(r[1] for r in runs):.0f} | {statistics.median(r[2] for r in runs):.0f} | "
+                f"{share:.0%} |"
+            )
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp_dir, Mirror(Path(tmp_dir) / "files") as mirror:
-        tmp = Path(tmp_dir)
-        model_dir = tiny_models.make("small-classifier", tmp / "small-clf")
-        models = [
-            {"name": "clf_db", "source": f"path:{model_dir}", "max_batch_size": 8, "preferred_batch_sizes": [8]},
-            {"name": "clf_nb", "source": f"path:{model_dir}", "dynamic_batching": False},
-        ]
-        host = TestHost(testbed.up(1, prefix="serve")[0])
-        try:
-            inv = inventory(tmp / "inv.py", [host], {**mirror_settings(mirror), "models": models}, tmp)
-            pyinfra(inv, "deploy/provision.py")
-            port = triton_ports(host_index(host.name))["triton_http_port"]
-            ceiling: list[float] = []
-            figures: dict[str, dict[int, list[tuple[float, float, float]]]] = {
-                m: {c: [] for c in CONCURRENCY} for m in MODELS
-            }
-            for run in range(1, args.runs + 1):
-                ceiling.append(in_process(host, "path:/persist/models/clf_db", args.seconds))
-                for mode, model in MODELS.items():
-                    for c in CONCURRENCY:
-                        rate, lat = load(port, model, c, args.seconds)
-                        figures[mode][c].append((rate, pct(lat, 0.5) * 1000, pct(lat, 0.99) * 1000))
-                print(f"run {run}: in-process {ceiling[-1]:.1f} texts/s", file=sys.stderr)
-        finally:
-            testbed.down()
+    ceiling: list[float] = []
+    figures: Figures = {}
+    entries = [
+        {"name": "clf_db", "max_batch_size": 8, "preferred_batch_sizes": [8]},
+        {"name": "clf_nb", "dynamic_batching": False},
+    ]
+    with serving_host("serve", lambda model_dir: [{**e, "source": f"path:{model_dir}"} for e in entries]) as served:
+        host, port, _ = served
+        for run in range(1, args.runs + 1):
+            ceiling.append(in_process(host, "path:/persist/models/clf_db", args.seconds))
+            measure_round(port, MODELS.values(), CONCURRENCY, args.seconds, figures)
+            print(f"run {run}: in-process {ceiling[-1]:.1f} texts/s", file=sys.stderr)
     print(f"in-process ceiling, batch 8 (median of {args.runs}): {statistics.median(ceiling):.1f} texts/s\n")
     print(
         f"| mode | concurrency | texts/s (median of {args.runs}) | p50 ms | p99 ms | served / in-process |\n"
         "| --- | ---: | ---: | ---: | ---: | ---: |"
     )
-    for mode in MODELS:
-        for c in CONCURRENCY:
-            runs = figures[mode][c]
-            share = statistics.median(r[0] / ceil for r, ceil in zip(runs, ceiling, strict=True))
-            print(
-                f"| {mode} | {c} | {statistics.median(r[0] for r in runs):.1f} | "
-                f"{statistics.median(r[1] for r in runs):.0f} | {statistics.median(r[2] for r in runs):.0f} | "
-                f"{share:.0%} |"
-            )
+    print("\n".join(table_rows(figures, ceiling, {model: mode for mode, model in MODELS.items()})))
     path = save(
         "serving", {"ceiling": ceiling, "figures": {m: {str(c): v for c, v in f.items()} for m, f in figures.items()}}
     )

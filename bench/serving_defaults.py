@@ -14,16 +14,10 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
-import testbed
-from bench.common import REPO, inventory, pyinfra, save
-from bench.serving import in_process, load, pct
-from testbed import TestHost, host_index, triton_ports
-from testbed.mirror import Mirror
-from tests import tiny_models
-from tests.e2e.artifacts import mirror_settings
+from bench.common import REPO, save
+from bench.serving import Figures, in_process, measure_round, serving_host, table_rows
 
 CONCURRENCY = (8, 32)
 # name -> the model entry's serving keys (the rest as a user's entry leaves them)
@@ -49,35 +43,25 @@ LABELS = {
 }
 
 
+def entries(model_dir: Path) -> list[dict]:
+    """One model entry per variant, all of the same classifier."""
+    return [{"name": name, "source": f"path:{model_dir}", **serving} for name, serving in VARIANTS.items()]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp_dir, Mirror(Path(tmp_dir) / "files") as mirror:
-        tmp = Path(tmp_dir)
-        model_dir = tiny_models.make("small-classifier", tmp / "small-clf")
-        models = [{"name": n, "source": f"path:{model_dir}", **v} for n, v in VARIANTS.items()]
-        host = TestHost(testbed.up(1, prefix="servd")[0])
-        try:
-            inv = inventory(tmp / "inv.py", [host], {**mirror_settings(mirror), "models": models}, tmp)
-            _, res = pyinfra(inv, "deploy/provision.py")
-            plan = [line for line in res.stdout.splitlines() if "instance(s) x" in line]
-            port = triton_ports(host_index(host.name))["triton_http_port"]
-            ceiling: dict[int, list[float]] = {8: [], 16: []}
-            figures: dict[str, dict[int, list[tuple[float, float, float]]]] = {
-                m: {c: [] for c in CONCURRENCY} for m in VARIANTS
-            }
-            for run in range(1, args.runs + 1):
-                for batch in ceiling:
-                    ceiling[batch].append(in_process(host, "path:/persist/models/clf_db", args.seconds, batch))
-                for model in VARIANTS:
-                    for c in CONCURRENCY:
-                        rate, lat = load(port, model, c, args.seconds)
-                        figures[model][c].append((rate, pct(lat, 0.5) * 1000, pct(lat, 0.99) * 1000))
-                print(f"run {run}: in-process {ceiling[8][-1]:.1f} / {ceiling[16][-1]:.1f} texts/s", file=sys.stderr)
-        finally:
-            testbed.down()
+    ceiling: dict[int, list[float]] = {8: [], 16: []}
+    figures: Figures = {}
+    with serving_host("servd", entries) as (host, port, res):
+        plan = [line for line in res.stdout.splitlines() if "instance(s) x" in line]
+        for run in range(1, args.runs + 1):
+            for batch in ceiling:
+                ceiling[batch].append(in_process(host, "path:/persist/models/clf_db", args.seconds, batch))
+            measure_round(port, VARIANTS, CONCURRENCY, args.seconds, figures)
+            print(f"run {run}: in-process {ceiling[8][-1]:.1f} / {ceiling[16][-1]:.1f} texts/s", file=sys.stderr)
     best = {b: statistics.median(v) for b, v in ceiling.items()}
     print(f"in-process ceiling (median of {args.runs}): batch 8 {best[8]:.1f} texts/s, batch 16 {best[16]:.1f}\n")
     print("what the plan said for the host defaults: " + "; ".join(line.strip() for line in plan[-1:]) + "\n")
@@ -85,15 +69,7 @@ def main() -> int:
         f"| serving | concurrency | texts/s (median of {args.runs}) | p50 ms | p99 ms | of in-process batch 8 |\n"
         "| --- | ---: | ---: | ---: | ---: | ---: |"
     )
-    for model in VARIANTS:
-        for c in CONCURRENCY:
-            runs = figures[model][c]
-            share = statistics.median(r[0] / ceil for r, ceil in zip(runs, ceiling[8], strict=True))
-            print(
-                f"| {LABELS[model]} | {c} | {statistics.median(r[0] for r in runs):.1f} | "
-                f"{statistics.median(r[1] for r in runs):.0f} | {statistics.median(r[2] for r in runs):.0f} | "
-                f"{share:.0%} |"
-            )
+    print("\n".join(table_rows(figures, ceiling[8], LABELS)))
     path = save(
         "serving_defaults",
         {"ceiling": ceiling, "figures": {m: {str(c): v for c, v in f.items()} for m, f in figures.items()}},

@@ -100,3 +100,22 @@ def zip_target(dest, name):
         raise UnsafeArchive(f"{name!r} names no file")
     _no_link_on_the_way(dest, rel)
     return _os.path.join(dest, rel)
+
+
+def wheel_layout_name(name):
+    """Where a member of the nvidia-pytriton wheel goes in a Triton install (bin/ lib/ backends/ ...):
+    pytriton/tritonserver/X as X, nvidia_pytriton.libs/X as lib/X; None for anything else."""
+    for prefix, into in (("pytriton/tritonserver/", ""), ("nvidia_pytriton.libs/", "lib/")):
+        if name.startswith(prefix):
+            rel = into + name[len(prefix) :]
+            return None if not rel or rel.endswith("/") else rel
+    return None
+
+
+def finish(tmp, dest, manifest):
+    """The unpackers' last step: the manifest (.provisioner, key=value lines) written into the finished
+    tree, then the tree renamed into place over any earlier one."""
+    with open(_os.path.join(tmp, ".provisioner"), "w") as f:
+        f.write("".join(f"{key}={value}\n" for key, value in manifest.items()))
+    _shutil.rmtree(dest, ignore_errors=True)
+    _os.rename(tmp, dest)

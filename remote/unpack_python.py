@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tarfile
 
-from _archive import UnsafeArchive, extract_tar
+from _archive import UnsafeArchive, extract_tar, finish
 
 TOP = "python"  # an install_only archive holds everything under python/
 
@@ -46,10 +46,7 @@ def main(archive: str, dest: str, minor: str) -> int:
             f"unpack python: {archive} is not a working CPython {minor}: {why}. Nothing was installed.", file=sys.stderr
         )
         return 6
-    with open(os.path.join(tmp, ".provisioner"), "w") as f:
-        f.write(f"archive={os.path.basename(archive)}\npython={minor}\n")
-    shutil.rmtree(dest, ignore_errors=True)
-    os.rename(tmp, dest)
+    finish(tmp, dest, {"archive": os.path.basename(archive), "python": minor})
     print(f"unpack python: CPython {minor} in {dest}", file=sys.stderr)
     return 0
 

@@ -17,21 +17,15 @@ import shutil
 import sys
 import zipfile
 
-from _archive import UnsafeArchive, extract_tar, zip_target
+from _archive import UnsafeArchive, extract_tar, finish, wheel_layout_name, zip_target
 
 
 def unpack_pytriton(archive: str, tmp: str) -> None:
     """The wheel's pytriton/tritonserver/* and nvidia_pytriton.libs/* (as lib/)."""
     with zipfile.ZipFile(archive) as whl:
         for info in whl.infolist():
-            name = info.filename
-            if name.startswith("pytriton/tritonserver/"):
-                rel = name[len("pytriton/tritonserver/") :]
-            elif name.startswith("nvidia_pytriton.libs/"):
-                rel = "lib/" + name[len("nvidia_pytriton.libs/") :]
-            else:
-                continue
-            if not rel or rel.endswith("/"):
+            rel = wheel_layout_name(info.filename)
+            if rel is None:
                 continue
             target = zip_target(tmp, rel)  # refuses '..', absolute names and writing through links
             os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -112,10 +106,7 @@ def main(
     if version:
         with open(os.path.join(tmp, "TRITON_VERSION"), "w") as f:
             f.write(version + "\n")
-    with open(os.path.join(tmp, ".provisioner"), "w") as f:
-        f.write(f"source={source}\nsha256={sha256}\nstub_python={stub_python}\nstub_linked={linked}\n")
-    shutil.rmtree(dest, ignore_errors=True)
-    os.rename(tmp, dest)
+    finish(tmp, dest, {"source": source, "sha256": sha256, "stub_python": stub_python, "stub_linked": linked})
     print(f"unpack: Triton {version or '(version unknown)'} in {dest}, stub for Python {stub_python}", file=sys.stderr)
     return 0
 

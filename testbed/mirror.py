@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import shutil
 import threading
 import time
@@ -18,14 +17,12 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from remote._common import sha256
+
 
 def sha256_of(path: Path) -> str:
-    """The hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    """The hex sha256 of a file: the installer's own (remote/_common.py), so the test bed and the host agree."""
+    return sha256(str(path))
 
 
 class _Handler(SimpleHTTPRequestHandler):

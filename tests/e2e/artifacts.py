@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 from compat.tables import PYTRITON_RELEASES
+from remote._archive import wheel_layout_name
 from testbed.config import CACHE_DIR
 from testbed.mirror import sha256_of
 
@@ -74,14 +75,8 @@ def triton_tarball() -> Path:
     partial = out.with_suffix(".partial")
     with zipfile.ZipFile(pytriton_wheel()) as whl, tarfile.open(partial, "w") as tar:
         for info in whl.infolist():
-            name = info.filename
-            if name.startswith("pytriton/tritonserver/"):
-                rel = name[len("pytriton/tritonserver/") :]
-            elif name.startswith("nvidia_pytriton.libs/"):
-                rel = "lib/" + name[len("nvidia_pytriton.libs/") :]
-            else:
-                continue
-            if not rel or name.endswith("/"):
+            rel = wheel_layout_name(info.filename)  # as the installer lays the wheel out
+            if rel is None:
                 continue
             member = tarfile.TarInfo(f"tritonserver/{rel}")
             member.size = info.file_size
