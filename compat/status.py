@@ -1,18 +1,13 @@
-"""What a provisioned host runs (deploy/status.py): read from facts, changing nothing, and shown as a
-table and JSON. `assemble` is pure: facts in, one host's status out."""
+"""What a provisioned host runs (deploy/status.py), gathered from facts, changing nothing: `assemble` is
+pure, facts in, one host's status out. compat/status_report.py shows it (a table, a JSON report)."""
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
 from typing import Any
 
 from config.layout import Layout
 from config.secrets import mask
 from config.settings import Settings
-
-_RUN: dict[str, dict] = {}  # every host's status in this run, for the JSON report
 
 
 def _torch(packages: dict[str, str]) -> dict[str, str] | None:
@@ -107,94 +102,3 @@ def assemble(
         ) + f"; its log is {layout.run}/tritonserver.log"
         status["log_tail"] = [mask(line) for line in extra.get("log_tail", [])]
     return status
-
-
-def _size(n: int | None) -> str:
-    return "-" if n is None else f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
-
-
-def _uptime(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    whole = int(seconds)
-    if whole >= 86400:
-        return f"{whole // 86400}d {whole % 86400 // 3600}h"
-    return f"{whole // 3600}h {whole % 3600 // 60}m {whole % 60}s"
-
-
-def table(host_name: str, status: dict) -> str:
-    """The status as aligned lines, the log's last lines under a server that should run and does not."""
-    t, srv, v, last = status["triton"], status["server"], status["venv"], status["last_provision"]
-    head = f"== status of {host_name}: " + ("OK" if status["ok"] else f"PROBLEM: {status.get('problem', '')}")
-    rows = [
-        (
-            "triton",
-            f"{t['version'] or '?'} from {t['source'] or '?'}, sha256 {(t['sha256'] or '?')[:16]}..., {t['path']}"
-            if t
-            else "not installed",
-        ),
-        (
-            "server",
-            (
-                f"running, pid {srv['pid']}, up {_uptime(srv['uptime_s'])}, {srv['started_by']}, "
-                f"{'ready' if srv['ready'] else 'NOT READY'}, as {srv['user']}"
-            )
-            if srv["running"]
-            else ("NOT RUNNING (it should)" if srv["should_run"] else "stopped"),
-        ),
-        (
-            "listen",
-            f"{status['listen']['address']} "
-            + ", ".join(
-                f"{k} {p}"
-                + (f" (bound {','.join(status['listen']['bound'][k])})" if status["listen"]["bound"][k] else "")
-                for k, p in status["listen"]["ports"].items()
-            ),
-        ),
-    ]
-    for m in status["models"]:
-        resolved = f" -> {m['resolved'][:12]}" if m["resolved"] and m["resolved"] != m["revision"] else ""
-        reason = f" ({m['reason']})" if m["reason"] else ""
-        rows.append((f"model {m['name']}", f"{m['state']}{reason}; {mask(m['source'])}{resolved}"))
-    torch = v and v["torch"]
-    rows += [
-        (
-            "venv",
-            f"Python {v['python']}, torch {torch['version']} ({torch['variant']}), {v['path']}"
-            if torch
-            else (f"Python {v['python']}, no torch, {v['path']}" if v else "absent"),
-        ),
-        (
-            "gpus",
-            ", ".join(f"{g['index']}: {g['name']} ({g['memory_mib']} MiB)" for g in status["gpus"])
-            + f"; driver {status['driver']}"
-            if status["gpus"]
-            else "none",
-        ),
-        (
-            "disk",
-            f"triton_home {_size(status['disk_used']['triton_home'])}, "
-            f"persist_dir {_size(status['disk_used']['persist_dir'])}",
-        ),
-        (
-            "provisioned",
-            f"{last['finished']} {last['result']}" + (f": {last['detail']}" if last.get("detail") else "")
-            if last
-            else "no record on this controller",
-        ),
-    ]
-    width = max(len(k) for k, _ in rows)
-    lines = [head, *(f"  {k:<{width}}  {v}" for k, v in rows)]
-    if status["log_tail"]:
-        lines.append("  server log, last lines:")
-        lines += [f"    | {line}" for line in status["log_tail"]]
-    return "\n".join(lines)
-
-
-def record(host_name: str, status: dict, path: Path) -> Path:
-    """Add this host to the run's JSON report and rewrite it (atomically)."""
-    _RUN[host_name] = {**status, "host": host_name}
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps({"hosts": _RUN, "ok": all(h["ok"] for h in _RUN.values())}, indent=2) + "\n")
-    os.replace(tmp, path)
-    return path

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pyinfra import host, state
 from pyinfra.operations import python
 
-from compat import status
+from compat import status, status_report
 from config.layout import Layout
 from config.secrets import mask_output
 from config.settings import load, load_inventory
@@ -62,8 +62,8 @@ hub = {
 records = settings.on_controller(settings.provision_records_dir)
 last = run_summary.last_record(records, host.name) if records else None
 st = status.assemble(settings, layout, facts, hub, last)
-print(status.table(host.name, st), flush=True)
-status.record(host.name, st, Path(settings.status_report_path))
+print(status_report.table(host.name, st), flush=True)
+status_report.record(host.name, st, Path(settings.status_report_path))
 
 if not st["ok"]:
 

@@ -10,7 +10,7 @@ from config.layout import Layout
 from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
-from tasks import models, server_process, server_user, switch, venv
+from tasks import models, server_process, server_unit, server_user, switch, venv
 from tasks.triton_install import installed_dir
 
 
@@ -32,7 +32,7 @@ def wanted_hash(settings: Settings, layout: Layout, decisions: Decisions, repo_f
         *server.log_watch,
         *(t for _, t in links(settings, layout, decisions, repo_files)),
     ]
-    return server_process.config_hash(run_as, repo_files, installed_dir(layout, decisions), decisions.venv_pins)
+    return server_unit.config_hash(run_as, repo_files, installed_dir(layout, decisions), decisions.venv_pins)
 
 
 def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int]) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 
 from pyinfra import host
@@ -16,111 +15,9 @@ from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState
 from facts.system import InitSystem
 from tasks import host_log, switch
+from tasks.server_unit import LOG_WATCH, log_watch_args, server_args, systemd_unit
 
 READY_TIMEOUT_S = 180
-
-
-def server_args(settings: Settings, layout: Layout) -> list[str]:
-    """tritonserver's command line: our own backend, cache and repository paths, addresses and ports."""
-    a = settings.triton_http_address
-    return [
-        "--model-repository",
-        layout.models,
-        "--backend-directory",
-        f"{layout.current}/backends",
-        "--cache-directory",
-        f"{layout.current}/caches",
-        "--http-address",
-        a,
-        "--http-port",
-        str(settings.triton_http_port),
-        "--grpc-address",
-        a,
-        "--grpc-port",
-        str(settings.triton_grpc_port),
-        "--metrics-address",
-        a,
-        "--metrics-port",
-        str(settings.triton_metrics_port),
-        "--exit-timeout-secs",
-        "10",
-        # Our config.pbtxt files are complete: without this the python backend starts every model's
-        # stub once more just to ask it for a config (a second `import torch`: +3 s per start here).
-        "--disable-auto-complete-config",
-    ]
-
-
-def config_hash(args: list[str], models: dict[str, bytes], install: str, venv_pins: dict[str, str]) -> str:
-    """What the server depends on: a change in any of it restarts the server, nothing else does."""
-    h = hashlib.sha256()
-    for part in [*args, install, *(f"{k}=={v}" for k, v in sorted(venv_pins.items()))]:
-        h.update(part.encode() + b"\0")
-    for path, content in sorted(models.items()):
-        h.update(path.encode() + b"\0" + hashlib.sha256(content).digest())
-    return h.hexdigest()[:32]
-
-
-_SYSTEMD_PLAIN = re.compile(r"[A-Za-z0-9_./:=,+@%-]+")  # after % was doubled
-
-
-def systemd_word(value: str) -> str:
-    """One argument of an Exec= line, as systemd reads it back: `%` and `$` doubled (systemd expands
-    specifiers and variables there), quoted C-style when it holds anything but plain characters.
-    shlex.quote is not this: systemd knows no '\\'' trick and would expand a `%h` inside '...'."""
-    if any(ord(ch) < 32 for ch in value):
-        raise ValueError(f"a control character cannot stand in a systemd unit: {value!r}")
-    doubled = value.replace("%", "%%").replace("$", "$$")
-    if _SYSTEMD_PLAIN.fullmatch(doubled):
-        return doubled
-    return '"' + doubled.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def systemd_path(value: str) -> str:
-    """A path that ends a unit setting (StandardOutput=append:PATH): specifiers doubled, nothing quoted."""
-    if any(ord(ch) < 32 for ch in value):
-        raise ValueError(f"a control character cannot stand in a systemd unit: {value!r}")
-    return value.replace("%", "%%")
-
-
-# The log watcher beside the server: while the server (pid "$0") lives, rotate its log every few
-# seconds ("$1" the rotation script, then the log, its cap in bytes, the copies kept, the interval).
-LOG_WATCH = 'while kill -0 "$0" 2>/dev/null; do "$1" "$2" "$3" "$4"; sleep "$5"; done >/dev/null 2>&1 &'
-
-
-def log_watch_args(settings: Settings, layout: Layout) -> list[str]:
-    """The watcher's arguments after the pid: script, log, cap in bytes, copies kept, interval."""
-    cap = settings.triton_log_max_mb * 2**20
-    return [
-        layout.log_rotate,
-        layout.server_log,
-        str(cap),
-        str(settings.triton_log_keep),
-        str(settings.triton_log_check_s),
-    ]
-
-
-def systemd_unit(settings: Settings, layout: Layout) -> str:
-    """The unit used where systemd is PID 1: the launcher's environment, the same arguments and log,
-    restarted on failure at most 3 times a minute (no restart loop). The log watcher starts after the
-    server, as root (`+`: it truncates the log systemd opened), in the unit's cgroup: it stops with it."""
-    command = " ".join(systemd_word(a) for a in [layout.launcher, "tritonserver", *server_args(settings, layout)])
-    watch = " ".join(systemd_word(a) for a in ["/bin/sh", "-c", LOG_WATCH.replace('"$0"', '"$MAINPID"')])
-    watch += " " + " ".join(systemd_word(a) for a in ["watch", *log_watch_args(settings, layout)])
-    log = systemd_path(layout.server_log)
-    sandbox = ""
-    if settings.triton_user != "root":  # the models' code runs in here: it may write the HF cache, nothing else
-        writable = systemd_word(f"-{layout.hf_cache}")
-        sandbox = (
-            f"User={settings.triton_user}\nGroup={settings.triton_user}\nNoNewPrivileges=yes\nProtectSystem=strict\n"
-            f"ReadWritePaths={writable}\nPrivateTmp=yes\nProtectHome=yes\n"
-        )
-    return (
-        "# Written by triton-provisioner.\n[Unit]\nDescription=NVIDIA Triton Inference Server\n"
-        "After=network-online.target\nStartLimitIntervalSec=60\nStartLimitBurst=3\n\n"
-        f"[Service]\nExecStart={command}\nExecStartPost=+{watch}\n{sandbox}Restart=on-failure\nRestartSec=5\n"
-        f"StandardOutput=append:{log}\nStandardError=append:{log}\nStandardInput=null\n\n"
-        "[Install]\nWantedBy=multi-user.target\n"
-    )
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import testbed
-from tasks import server_process
+from tasks import server_unit
 from testbed import TestHost, op_results, run_pyinfra, write_inventory
 from testbed.mirror import Mirror
 from testbed.proxy import SOURCE_FOR_LOOPBACK, Proxy
@@ -153,8 +153,8 @@ def test_systemd_reads_back_each_word_as_the_unit_writer_meant(vm: TestHost) -> 
     argv = ["/bin/sh", "-c", 'for a; do printf "[%s]\\n" "$a"; done', "_", *words]
     unit = (
         "[Service]\nType=oneshot\n"
-        f"ExecStart={' '.join(server_process.systemd_word(a) for a in argv)}\n"
-        f"StandardOutput=append:{server_process.systemd_path(out_path)}\n"
+        f"ExecStart={' '.join(server_unit.systemd_word(a) for a in argv)}\n"
+        f"StandardOutput=append:{server_unit.systemd_path(out_path)}\n"
     )
     vm.ssh("mkdir -p '/tmp/sd out%' && rm -f '/tmp/sd out%/words'")
     (vm.host.root / "etc/systemd/system/words.service").write_text(unit)

@@ -10,7 +10,7 @@ import remote
 from config.layout import Layout
 from config.models import parse_models
 from config.settings import SettingsError, load
-from tasks import models, server_process
+from tasks import models, server_unit
 from tasks.environment import env_script
 from tasks.triton_install import version_dir_name
 from tasks.venv import pip_requirement, wheelhouse_key
@@ -221,17 +221,17 @@ def test_a_log_of_innocent_lines_and_one_failure_names_only_that_failure(tmp_pat
 
 def test_config_hash_changes_with_what_the_server_runs() -> None:
     s = settings()
-    args = server_process.server_args(s, Layout(s))
-    base = server_process.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"})
-    assert base == server_process.config_hash(
+    args = server_unit.server_args(s, Layout(s))
+    base = server_unit.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"})
+    assert base == server_unit.config_hash(
         list(args), {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"}
     )
-    assert base != server_process.config_hash(args, {"m/config.pbtxt": b"b"}, "/opt/triton/versions/x", {"torch": "1"})
-    assert base != server_process.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/y", {"torch": "1"})
-    assert base != server_process.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "2"})
+    assert base != server_unit.config_hash(args, {"m/config.pbtxt": b"b"}, "/opt/triton/versions/x", {"torch": "1"})
+    assert base != server_unit.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/y", {"torch": "1"})
+    assert base != server_unit.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "2"})
     other = settings(triton_http_port=9000)
-    assert base != server_process.config_hash(
-        server_process.server_args(other, Layout(other)),
+    assert base != server_unit.config_hash(
+        server_unit.server_args(other, Layout(other)),
         {"m/config.pbtxt": b"a"},
         "/opt/triton/versions/x",
         {"torch": "1"},
@@ -240,7 +240,7 @@ def test_config_hash_changes_with_what_the_server_runs() -> None:
 
 def test_server_binds_loopback_by_default() -> None:
     s = settings()
-    args = server_process.server_args(s, Layout(s))
+    args = server_unit.server_args(s, Layout(s))
     for flag in ("--http-address", "--grpc-address", "--metrics-address"):
         assert args[args.index(flag) + 1] == "127.0.0.1"
 
@@ -262,7 +262,7 @@ def test_names_and_keys() -> None:
 
 def test_systemd_unit_runs_the_same_server_through_the_launcher() -> None:
     s = settings()
-    unit = server_process.systemd_unit(s, Layout(s))
+    unit = server_unit.systemd_unit(s, Layout(s))
     assert "ExecStart=/opt/triton/bin/triton-env tritonserver --model-repository /opt/triton/models" in unit
     assert "--http-address 127.0.0.1" in unit and "Restart=on-failure" in unit
     assert "StartLimitBurst=3" in unit  # a model that cannot load does not restart forever
@@ -280,25 +280,25 @@ def test_systemd_unit_runs_the_same_server_through_the_launcher() -> None:
     ],
 )
 def test_systemd_words_are_quoted_as_systemd_reads_them(arg: str, word: str) -> None:
-    assert server_process.systemd_word(arg) == word
+    assert server_unit.systemd_word(arg) == word
 
 
 def test_systemd_unit_doubles_percent_signs_in_the_log_path_and_refuses_control_characters() -> None:
     s = settings(triton_home="/srv/t%i")
-    unit = server_process.systemd_unit(s, Layout(s))
+    unit = server_unit.systemd_unit(s, Layout(s))
     assert "StandardOutput=append:/srv/t%%i/run/tritonserver.log" in unit
     assert "ExecStart=/srv/t%%i/bin/triton-env tritonserver --model-repository /srv/t%%i/models" in unit
     with pytest.raises(ValueError, match="control character"):
-        server_process.systemd_word("a\nb")
+        server_unit.systemd_word("a\nb")
 
 
 def test_the_unit_runs_the_server_as_its_user_in_a_sandbox_that_may_write_only_its_places() -> None:
     s = settings(triton_home="/srv/t%i", persist_dir="/persist")
-    unit = server_process.systemd_unit(s, Layout(s))
+    unit = server_unit.systemd_unit(s, Layout(s))
     for line in ("User=triton-server", "NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateTmp=yes"):
         assert f"\n{line}\n" in unit
     assert "\nReadWritePaths=-/persist/huggingface/hub\n" in unit  # not the run dir: root writes there
-    as_root = server_process.systemd_unit(settings(triton_user="root"), Layout(settings(triton_user="root")))
+    as_root = server_unit.systemd_unit(settings(triton_user="root"), Layout(settings(triton_user="root")))
     assert "User=" not in as_root and "ProtectSystem" not in as_root
 
 

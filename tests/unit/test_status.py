@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compat import status
+from compat import status, status_report
 from config.layout import Layout
 from config.settings import load
 from facts.server import ServerState
@@ -52,7 +52,7 @@ def test_a_serving_host() -> None:
     ]
     assert st["venv"]["torch"] == {"version": "2.13.0", "variant": "cpu"}
     assert st["listen"]["bound"]["http"] == ["127.0.0.1"] and st["log_tail"] == []
-    text = status.table("tb1", st)
+    text = status_report.table("tb1", st)
     assert text.splitlines()[0] == "== status of tb1: OK"
     assert "  model clf_hub  READY; hub:tiny/clf@main -> 0123" in text
 
@@ -63,7 +63,7 @@ def test_a_systemd_host_whose_enabled_unit_is_down_fails_with_the_log() -> None:
     st = status.assemble(s, Layout(s), facts(down, True, {**SERVING, "uptime_s": None}), {}, None)
     assert not st["ok"] and st["problem"].startswith("the server should run and does not")
     assert st["log_tail"] == SERVING["log_tail"] and st["server"]["started_by"] is None
-    assert "NOT RUNNING (it should)" in status.table("vm1", st)
+    assert "NOT RUNNING (it should)" in status_report.table("vm1", st)
 
 
 def test_a_server_stopped_on_purpose_is_not_a_problem() -> None:
@@ -72,4 +72,4 @@ def test_a_server_stopped_on_purpose_is_not_a_problem() -> None:
     for systemd in (True, False):
         st = status.assemble(s, Layout(s), facts(stopped, systemd, None), {}, None)
         assert st["ok"] and st["log_tail"] == []
-        assert "  server       stopped" in status.table("h", st)
+        assert "  server       stopped" in status_report.table("h", st)
