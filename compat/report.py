@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from compat.rules import Assessment, Decisions
-from config.secrets import mask
+from config.secrets import mask, write_private
 from config.settings import Settings
 
 _MARK = {"ok": "OK", "missing": "MISSING", "incompatible": "INCOMPATIBLE"}
@@ -32,13 +31,10 @@ def table(host_name: str, assessment: Assessment) -> str:
 
 
 def record(host_name: str, assessment: Assessment, path: str) -> Path:
-    """Add this host to the run's JSON report and rewrite it (mode 0644, atomically)."""
+    """Add this host to the run's JSON report and rewrite it (masked, 0600, atomically)."""
     _RUN[host_name] = assessment.to_json()
-    dest = Path(path)
-    tmp = dest.with_name(f".{dest.name}.tmp")
-    tmp.write_text(json.dumps({"hosts": _RUN, "ok": all(h["ok"] for h in _RUN.values())}, indent=2) + "\n")
-    os.replace(tmp, dest)
-    return dest
+    report = {"hosts": _RUN, "ok": all(h["ok"] for h in _RUN.values())}
+    return write_private(Path(path), json.dumps(report, indent=2) + "\n")
 
 
 def plan(

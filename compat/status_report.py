@@ -4,10 +4,9 @@ should run and does not, and every host of the run in one JSON report (0600)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from config.secrets import mask
+from config.secrets import mask, write_private
 
 _RUN: dict[str, dict] = {}  # every host's status in this run, for the JSON report
 
@@ -95,9 +94,7 @@ def table(host_name: str, status: dict) -> str:
 
 
 def record(host_name: str, status: dict, path: Path) -> Path:
-    """Add this host to the run's JSON report and rewrite it (atomically)."""
+    """Add this host to the run's JSON report and rewrite it (masked, 0600, atomically)."""
     _RUN[host_name] = {**status, "host": host_name}
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps({"hosts": _RUN, "ok": all(h["ok"] for h in _RUN.values())}, indent=2) + "\n")
-    os.replace(tmp, path)
-    return path
+    report = {"hosts": _RUN, "ok": all(h["ok"] for h in _RUN.values())}
+    return write_private(path, json.dumps(report, indent=2) + "\n")

@@ -4,16 +4,36 @@ every line pyinfra logs and in every error the settings raise; the HuggingFace t
 from __future__ import annotations
 
 import logging
+import os
 import re
+from pathlib import Path
 from urllib.parse import urlsplit
 
-# scheme://user:password@ -> scheme://user:***@ (the user name helps; the password is the secret)
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@:\s'\"]*):[^/@\s'\"]*@")
+# scheme://USERINFO@host: the user information runs to the authority's last @ (a password may hold an @),
+# the authority to the first / ? # or space. user:password -> user:***; a lone token (https://TOKEN@host) -> ***.
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#\s'\"]*)@")
+
+
+def _masked_userinfo(m: re.Match) -> str:
+    user, sep, _ = m["userinfo"].partition(":")
+    return f"{m['scheme']}{user}:***@" if sep else f"{m['scheme']}***@"
 
 
 def mask(text: str) -> str:
-    """text with the password of every URL in it replaced by ***."""
-    return _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", text)
+    """text with the password (or the lone token) of every URL in it replaced by ***."""
+    return _USERINFO.sub(_masked_userinfo, text)
+
+
+def write_private(path: Path, text: str) -> Path:
+    """A report on the controller: its URL passwords masked, 0600 from its first byte (it names hosts,
+    paths and sources), written aside and renamed over the old one."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(mask(text))
+    os.replace(tmp, path)
+    return path
 
 
 def has_credentials(url: str) -> bool:

@@ -21,7 +21,29 @@ from _progress import Progress
 
 
 def masked(url: str) -> str:
-    return re.sub(r"(://[^/@:]*):[^/@]*@", r"\1:***@", url)
+    """url with its password (or a lone token) shown as *** (the controller's config/secrets.py rule)."""
+
+    def hide(m):
+        user, sep, _ = m.group(2).partition(":")
+        return f"{m.group(1)}{user}:***@" if sep else f"{m.group(1)}***@"
+
+    return re.sub(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s'\"]*)@", hide, url)
+
+
+class NoCredentialsAcrossHosts(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect, but sends the Authorization header (a URL's user and password) only back to the
+    host it was given for: a redirect to another host, scheme or port never gets them."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None:
+            old, moved = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(new.full_url)
+            if (old.scheme, old.hostname, old.port) != (moved.scheme, moved.hostname, moved.port):
+                new.remove_header("Authorization")
+        return new
+
+
+OPENER = urllib.request.build_opener(NoCredentialsAcrossHosts)
 
 
 def request(url: str) -> urllib.request.Request:
@@ -48,7 +70,7 @@ def main(url: str, dest: str, sha256: str) -> int:
     digest = hashlib.sha256()
     done = total = 0
     try:
-        with urllib.request.urlopen(request(url), timeout=60) as resp, open(part, "wb") as out:
+        with OPENER.open(request(url), timeout=60) as resp, open(part, "wb") as out:
             total = int(resp.headers.get("Content-Length") or 0)
             progress = Progress(f"download {os.path.basename(dest)}", total)
             while True:
