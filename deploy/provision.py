@@ -24,13 +24,14 @@ from pyinfra.operations import files
 from compat import report
 from compat.reading import read_host
 from compat.tables import UV_VERSION, UV_WHEELS
-from config.secrets import has_credentials, mask_output
+from config.secrets import mask_output
 from facts.http import UrlSize
 from tasks import (
     apt_packages,
     downloads,
     environment,
     offline,
+    preflight,
     python_standalone,
     retention,
     run_summary,
@@ -41,6 +42,7 @@ from tasks import (
     venv,
 )
 from tasks.serve_models import serve
+from tasks.venv_plan import VenvPlan
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
 
@@ -54,9 +56,7 @@ if records:  # the outcome, kept on the controller for deploy/status.py
 run_summary.summary(state)  # one line per host at the end: OK / BLOCKED / FAILED and why
 
 
-def install(
-    settings, layout, d, gpu_ids: list[int], venv_plan: venv.VenvPlan, artifact_verified: bool, arch: str
-) -> None:
+def install(settings, layout, d, gpu_ids: list[int], venv_plan: VenvPlan, artifact_verified: bool, arch: str) -> None:
     """Every step, each an idempotent operation, in order."""
 
     # 0. a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
@@ -197,29 +197,18 @@ else:
     d = assessment.decisions
     a = d.chosen_artifact
     cached = host.get_fact(Sha256File, path=a.archive) == a.sha256  # the download step reuses it
-    find_links = settings.pip_find_links
-    if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
-        find_links = layout.uploaded_wheels
-    compression = settings.venv_snapshot_compression
-    has_zstd = settings.venv_snapshot and compression in ("auto", "zstd") and bool(host.get_fact(Which, command="zstd"))
-    codec = venv.snapshot_codec(compression, has_zstd)
-    venv_plan = venv.plan(settings, layout, d, find_links, restore_token=secrets.token_hex(6), codec=codec)
-    gaps = offline.gaps(settings, layout, d, venv_plan, cached, reading.facts.uv_pythons) if settings.offline else []
-    if settings.venv_snapshot and compression == "zstd" and not has_zstd:
-        reason = "venv_snapshot_compression is zstd: the host has no zstd command"
-        print(f"== {host.name}: {reason} (fix: install zstd, or set it to auto)", flush=True)
-        run_summary.refuse(
-            state, host, f"{reason} (fix: install zstd, or set venv_snapshot_compression = auto)", "provision"
-        )
-    elif gaps:  # offline, and the caches lack something: named with what to fetch, before any change
-        print(f"== offline: the caches of {host.name} lack {len(gaps)} thing(s)", flush=True)
-        print("\n".join(f"  MISSING  {g.what}: {g.detail}\n           fetch: {g.fetch}" for g in gaps), flush=True)
-        run_summary.refuse(state, host, "offline, the caches lack " + "; ".join(g.line() for g in gaps), "provision")
+    has_zstd = preflight.wants_zstd(settings) and bool(host.get_fact(Which, command="zstd"))
+    plan = preflight.venv_plan(settings, layout, d, has_zstd, restore_token=secrets.token_hex(6))
+    gaps = offline.gaps(settings, layout, d, plan, cached, reading.facts.uv_pythons) if settings.offline else []
+    refused = preflight.refusal(host.name, settings, has_zstd, gaps)
+    if refused:
+        print("\n".join(refused.shown), flush=True)
+        run_summary.refuse(state, host, refused.reason, "provision")
     else:
         # the artifact's size, asked from the host through its proxy (never with a URL's credentials)
-        ask = not (cached or settings.offline or has_credentials(a.url))
+        ask = preflight.asks_artifact_size(settings, d, cached)
         size = host.get_fact(UrlSize, url=a.url, _env=settings.proxy_env) if ask else None
         server = serve_models.server_change(settings, layout, d, reading.gpu_ids)
         print(report.plan(host.name, settings, d, cached, server, artifact_size=size), flush=True)
         arch = (reading.facts.os or {}).get("arch") or "x86_64"
-        install(settings, layout, d, reading.gpu_ids, venv_plan, artifact_verified=cached, arch=arch)
+        install(settings, layout, d, reading.gpu_ids, plan, artifact_verified=cached, arch=arch)

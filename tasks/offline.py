@@ -17,7 +17,8 @@ from config.settings import Settings
 from facts.apt import AptDownloads
 from facts.files import TreeEntries
 from facts.hub import HubSnapshot
-from tasks.venv import VenvPlan, wheels_at_hand
+from tasks.venv import wheels_at_hand
+from tasks.venv_plan import VenvPlan
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from config.layout import Layout
 from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
-from tasks import models, server_process, server_unit, server_user, switch, venv
+from tasks import models, server_process, server_unit, server_user, switch, venv_plan
 from tasks.triton_install import installed_dir
 
 
@@ -18,7 +18,11 @@ def links(
     settings: Settings, layout: Layout, d: Decisions, repo_files: dict[str, bytes]
 ) -> tuple[tuple[str, str], ...]:
     """(link, target) for what the server is to run: the Triton install, the venv, the model repository."""
-    targets = (installed_dir(layout, d), venv.target(settings, layout, d), models.repository_dir(layout, repo_files))
+    targets = (
+        installed_dir(layout, d),
+        venv_plan.target(settings, layout, d),
+        models.repository_dir(layout, repo_files),
+    )
     return tuple(zip(layout.links, targets, strict=True))
 
 
@@ -57,7 +61,7 @@ def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_
 
 def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int]) -> tuple[tuple[str, str], ...]:
     """Add the serving operations for one host; returns what the server is to run, (link, target) pairs."""
-    venv_python = f"{venv.target(settings, layout, decisions)}/bin/python3"
+    venv_python = f"{venv_plan.target(settings, layout, decisions)}/bin/python3"
     models.sources(settings.models, layout, settings.hf_token, settings.proxy_env, venv_python, settings.hf_endpoint)
     repo_files = models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving)
     models.repository(models.repository_dir(layout, repo_files), repo_files)

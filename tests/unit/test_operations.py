@@ -32,7 +32,7 @@ from config.layout import Layout
 from config.settings import load
 from tasks import server_process
 from tasks.retention import Kept
-from tasks.venv import VenvPlan
+from tasks.venv_plan import VenvPlan
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
 CASES = sorted(FIXTURES.glob("*/*.json"))

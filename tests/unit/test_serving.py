@@ -13,7 +13,7 @@ from config.settings import SettingsError, load
 from tasks import models, server_unit
 from tasks.environment import env_script
 from tasks.triton_install import version_dir_name
-from tasks.venv import pip_requirement, wheelhouse_key
+from tasks.venv_plan import pip_requirement, wheelhouse_key
 
 LOGS = Path(__file__).parents[1] / "fixtures" / "logs"
 wait_ready = remote.load("wait_ready.py")

@@ -1,0 +1,203 @@
+"""Each setting's own check (a value that is wrong whatever the other settings say) and how a value from
+pyinfra's --data is coerced to its type. config/settings.py applies them, then checks settings together."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+VERSION = re.compile(r"^\d+\.\d+\.\d+$")  # exact pins: X.Y.Z
+_PYTHON = re.compile(r"^3\.\d{1,2}$")
+_VARIANT = re.compile(r"^(auto|cpu|cu\d{3})$")
+
+
+def _abs_path(value: str) -> str | None:
+    if not value.startswith("/") or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        return "must be an absolute path without control characters, such as /opt/triton"
+    return None
+
+
+# Characters bash splits on or expands. Triton's python backend starts each model's stub through
+# `bash -c` with the backend and model paths unquoted (seen: a triton_home "/opt/tri ton" gave
+# "bash: line 1: /opt/tri: No such file or directory" and no model loaded), so triton_home holds none.
+_SHELL_SPECIAL = frozenset(" \t'\"\\`$;&|<>()*?[]!#~{}")
+
+
+def _install_path(value: str) -> str | None:
+    bad = sorted({ch for ch in value if ch in _SHELL_SPECIAL})
+    if bad:
+        shown = " ".join("space" if ch == " " else repr(ch) for ch in bad)
+        return (
+            f"must not hold {shown}: Triton's python backend starts each model's stub through `bash -c` "
+            "with this path unquoted; choose a path of letters, digits and - _ . / % + , : @ ="
+        )
+    return _abs_path(value)
+
+
+def _version(value: str) -> str | None:
+    return None if VERSION.match(value) else "must be an exact version X.Y.Z, such as 2.8.0"
+
+
+def _sha256(value: str) -> str | None:
+    return None if _SHA256.match(value) else "must be 64 lower-case hex digits (sha256sum prints it)"
+
+
+def _optional(check: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    return lambda v: None if v == "" else check(v)
+
+
+def _url(value: str) -> str | None:
+    u = urlparse(value)
+    if u.scheme in ("http", "https") and u.netloc:
+        return None
+    if u.scheme == "file" and u.path.startswith("/"):
+        return None
+    return "must be an http(s):// or file:/// URL"
+
+
+def _no_credentials(value: str) -> str | None:
+    """uv reads these from its environment, which a command line shows: no password may be in them."""
+    u = urlparse(value)
+    if u.username or u.password:
+        return "must not hold a user or password (uv takes it from its environment, which `ps` shows)"
+    return None
+
+
+def _proxy(value: str) -> str | None:
+    u = urlparse(value)
+    if u.scheme in ("http", "https") and u.hostname and not any(ch.isspace() for ch in value):
+        try:
+            u.port  # noqa: B018 - raises on a port that is not a number
+        except ValueError:
+            return "has a port that is not a number"
+        return None
+    return "must be a proxy URL: http://HOST:PORT (or http://USER:PASSWORD@HOST:PORT)"
+
+
+def _find_links(value: str) -> str | None:
+    if value.startswith("upload:"):
+        return None if Path(value[7:]).is_dir() else "upload: needs an existing directory on the controller"
+    if value.startswith("/"):
+        return _abs_path(value)
+    return _url(value)
+
+
+def _address(value: str) -> str | None:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return "must be an IP address such as 127.0.0.1 (or 0.0.0.0 to listen everywhere)"
+    return None
+
+
+def _port(value: int) -> str | None:
+    return None if 1 <= value <= 65535 else "must be a TCP port, 1 to 65535"
+
+
+def _strip(value: int) -> str | None:
+    return None if 0 <= value <= 10 else "must be 0 to 10"
+
+
+def _one_of(*choices: str) -> Callable[[str], str | None]:
+    return lambda v: None if v in choices else f"must be one of {', '.join(choices)}"
+
+
+CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "triton_source": _one_of("pytriton", "tarball"),
+    "triton_pytriton_version": _version,
+    "triton_pytriton_sha256": _sha256,
+    "triton_pytriton_url": _optional(_url),
+    "triton_tarball_url": _optional(_url),
+    "triton_tarball_sha256": _optional(_sha256),
+    "triton_tarball_strip_components": _strip,
+    "triton_home": _install_path,
+    "venv_dir": _abs_path,
+    "persist_dir": _abs_path,
+    "triton_python": lambda v: (
+        None
+        if v in ("auto", "standalone") or _PYTHON.match(v)
+        else "must be auto, standalone or a minor version such as 3.12"
+    ),
+    "python_standalone_url": _optional(_url),
+    "python_standalone_sha256": _optional(_sha256),
+    "python_standalone_version": lambda v: (
+        None if v == "" or re.fullmatch(r"3\.\d{1,2}(\.\d{1,3})?", v) else "must be a Python version: 3.12 or 3.12.12"
+    ),
+    "python_install_mirror": _optional(lambda v: _url(v) or _no_credentials(v)),
+    "python_downloads_json_url": _optional(lambda v: _url(v) or _no_credentials(v)),
+    "uv_wheel_url": _optional(lambda v: _url(v) or _no_credentials(v)),
+    "torch_version": _version,
+    "torch_variant": lambda v: None if _VARIANT.match(v) else "must be auto, cpu or cuXYZ (cu124, cu126 ...)",
+    "torch_index_url": _optional(_url),
+    "pip_find_links": _optional(_find_links),
+    "pip_index_url": _optional(_url),
+    "numpy_version": _version,
+    "transformers_version": _version,
+    "tokenizers_version": _version,
+    "huggingface_hub_version": _version,
+    "tritonclient_version": _version,
+    "triton_user": lambda v: (
+        None
+        if re.fullmatch(r"[a-z_][a-z0-9_-]{0,31}", v)
+        else "must be a user name: lower-case letters, digits, - and _"
+    ),
+    "triton_log_max_mb": lambda v: None if 1 <= v <= 100_000 else "must be 1 to 100000 (MiB)",
+    "triton_log_keep": lambda v: None if 0 <= v <= 100 else "must be 0 to 100 (0 keeps no rotated copy)",
+    "triton_log_check_s": lambda v: None if 1 <= v <= 86_400 else "must be 1 to 86400 seconds",
+    "triton_http_address": _address,
+    "triton_http_port": _port,
+    "triton_grpc_port": _port,
+    "triton_metrics_port": _port,
+    "venv_snapshot": lambda v: None,
+    "venv_snapshot_compression": _one_of("auto", "zstd", "gzip", "none"),
+    "venv_installer": _one_of("uv", "pip"),
+    "offline": lambda v: None,
+    "purge_persist": lambda v: None,
+    "triton_keep_versions": lambda v: None if 1 <= v <= 100 else "must be 1 to 100 (1 keeps only what runs)",
+    "venv_lock_dir": lambda v: None if "\0" not in v and "\n" not in v else "must be a directory on the controller",
+    "audit_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
+    "step_timings_path": lambda v: None if "\0" not in v else "must be a file name (or empty)",
+    "status_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
+    "provision_records_dir": lambda v: None if "\0" not in v and "\n" not in v else "must be a directory (or empty)",
+    "http_proxy": _optional(lambda v: _proxy(v)),
+    "https_proxy": _optional(lambda v: _proxy(v)),
+    "no_proxy": lambda v: (
+        None
+        if re.fullmatch(r"[A-Za-z0-9.*:/\[\]_-]*(,[A-Za-z0-9.*:/\[\]_-]+)*", v)
+        else "must be host names or addresses separated by commas, no spaces: localhost,.corp,10.0.0.5"
+    ),
+    "hf_endpoint": _optional(_url),
+    "hf_token": lambda v: None if "\n" not in v and " " not in v else "must be one token, no spaces or newlines",
+}
+
+
+def coerce(name: str, value: Any, kind: type) -> tuple[Any, str | None]:
+    """CLI --data gives strings: accept "8000" for an int, "true"/"false" for a bool; refuse other types."""
+    if kind is bool:
+        if isinstance(value, bool):
+            return value, None
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true", None
+        return value, f"must be true or false, got {type(value).__name__} {value!r}"
+    if kind is int:
+        if isinstance(value, bool):
+            return value, "must be a whole number, not true/false"
+        if isinstance(value, str) and re.fullmatch(r"\d+", value.strip()):
+            return int(value), None
+        if isinstance(value, int):
+            return value, None
+        return value, f"must be a whole number, got {type(value).__name__} {value!r}"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        # pyinfra's --data reads 3.10 as the number 3.1: what was meant cannot be told back from it
+        return value, (
+            f"must be a string, got the number {value!r} (pyinfra's --data reads numbers, 3.10 as 3.1: quote "
+            f"it as JSON, such as --data '{name}=\"3.10\"')"
+        )
+    if not isinstance(value, str):
+        return value, f"must be a string, got {type(value).__name__} {value!r}"
+    return value.strip(), None

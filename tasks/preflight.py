@@ -1,0 +1,59 @@
+"""What a provision decides after the rules and before any change, from what it read of the host: the
+venv's place and sources, whether the host is refused (a zstd it lacks, offline caches with gaps) and
+what to print then, and whether to ask the artifact's size. Pure: the deploy reads, this decides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compat.assessment import Decisions
+from config.layout import Layout
+from config.secrets import has_credentials
+from config.settings import Settings
+from tasks.offline import Gap
+from tasks.venv_plan import VenvPlan, plan, snapshot_codec
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A host refused before any change: the lines shown, and the one-line reason of the run's summary."""
+
+    shown: list[str]
+    reason: str
+
+
+def venv_plan(settings: Settings, layout: Layout, decisions: Decisions, has_zstd: bool, restore_token: str) -> VenvPlan:
+    """The venv plan of this host: wheels from the uploaded wheelhouse where find-links is upload:, the
+    snapshot compressed as this host can."""
+    find_links = settings.pip_find_links
+    if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
+        find_links = layout.uploaded_wheels
+    codec = snapshot_codec(settings.venv_snapshot_compression, has_zstd)
+    return plan(settings, layout, decisions, find_links, restore_token=restore_token, codec=codec)
+
+
+def wants_zstd(settings: Settings) -> bool:
+    """Whether the host's zstd command matters (a snapshot that may be compressed with it)."""
+    return settings.venv_snapshot and settings.venv_snapshot_compression in ("auto", "zstd")
+
+
+def refusal(host_name: str, settings: Settings, has_zstd: bool, gaps: list[Gap]) -> Refusal | None:
+    """Why this host is refused before any change, or None: zstd asked for and absent; offline and the
+    caches lacking something (each named with what to fetch)."""
+    if settings.venv_snapshot and settings.venv_snapshot_compression == "zstd" and not has_zstd:
+        reason = "venv_snapshot_compression is zstd: the host has no zstd command"
+        return Refusal(
+            [f"== {host_name}: {reason} (fix: install zstd, or set it to auto)"],
+            f"{reason} (fix: install zstd, or set venv_snapshot_compression = auto)",
+        )
+    if gaps:
+        shown = [f"== offline: the caches of {host_name} lack {len(gaps)} thing(s)"]
+        shown += [f"  MISSING  {g.what}: {g.detail}\n           fetch: {g.fetch}" for g in gaps]
+        return Refusal(shown, "offline, the caches lack " + "; ".join(g.line() for g in gaps))
+    return None
+
+
+def asks_artifact_size(settings: Settings, decisions: Decisions, cached: bool) -> bool:
+    """Whether the plan asks the host for the artifact's size (a HEAD request through its proxy): not when
+    cached or offline, and never for a URL with credentials."""
+    return not (cached or settings.offline or has_credentials(decisions.chosen_artifact.url))

@@ -1,0 +1,136 @@
+"""What every venv step of a host shares, decided once: where the venv goes (keyed by pins, sources and
+Python, beside the one in use), the wheelhouse and snapshot on the persistent path, pip's sources and
+the lock the controller keeps. Pure: settings and decisions in, a VenvPlan out."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from compat.assessment import Decisions
+from compat.tables import UV_SHA256, UV_VERSION
+from config.layout import Layout
+from config.settings import Settings
+
+# Extras to install with a package (the verifier calls Triton over HTTP and gRPC).
+EXTRAS = {"tritonclient": "[http,grpc]"}
+
+
+def pip_requirement(name: str, version: str) -> str:
+    """An exact pip requirement, with the package's extras."""
+    return f"{name}{EXTRAS.get(name, '')}=={version}"
+
+
+def wheelhouse_key(requirements: dict[str, str], sources: list[str]) -> str:
+    """A wheelhouse per set of pins and sources: a changed pin downloads into a new one."""
+    text = "\n".join([*(f"{k}=={v}" for k, v in sorted(requirements.items())), *sources])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# A venv snapshot's file name ends by how it is compressed; venv_restore.sh reads it from there.
+SNAPSHOT_SUFFIXES = {"none": ".tar", "gzip": ".tar.gz", "zstd": ".tar.zst"}
+
+
+def snapshot_codec(setting: str, has_zstd: bool) -> str:
+    """venv_snapshot_compression as this host can do it: auto is zstd where the host has the zstd
+    command (Ubuntu images do), else gzip, which every host has."""
+    if setting == "auto":
+        return "zstd" if has_zstd else "gzip"
+    return setting
+
+
+def snapshot_key(wheelhouse_key_: str, python: str, venv_dir: str) -> str:
+    """A snapshot per wheelhouse, interpreter and place: a venv names both its python and its path."""
+    return hashlib.sha256(f"{wheelhouse_key_}\n{python}\n{venv_dir}".encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class VenvPlan:
+    """What every venv step shares, decided once per host (`plan`): where the venv goes, from which
+    Python, with which pins, the wheelhouse and snapshot on the persistent path, pip's sources."""
+
+    venv_dir: str
+    python: str  # the interpreter that makes the venv
+    python_minor: str  # "3.11": the stub's minor version
+    requirements: dict[str, str]  # name -> exact version
+    wheelhouse: str = ""
+    pip_cache: str = ""
+    snapshot: str = ""  # a tar of a finished venv on the persistent path; "" = none
+    restore_token: str = ""  # names the background restore job of this run
+    torch_index: str | None = None
+    index_url: str = ""
+    find_links: str = ""
+    cert: str = ""  # a CA bundle for pip instead of certifi's (a standalone Python's pip)
+    lock: str = ""  # the venv's lock kept on the controller (every package, with its sha256); "" = none yet
+    lock_store: str = ""  # where on the controller the lock made by this run is kept; "" = not kept
+    offline: bool = False  # no index: a venv that holds the pins is kept without filling the wheelhouse
+    installer: str = "pip"  # what installs the wheelhouse into the venv: "uv" (its wheel in tools/) or "pip"
+    tools: str = ""  # where uv's binary is unpacked (local disk, beside the installs)
+
+    @property
+    def uv_requirement(self) -> str:
+        """uv pinned, with the sha256 of each platform's wheel (pip takes the one for this host)."""
+        return f"uv=={UV_VERSION} " + " ".join(f"--hash=sha256:{h}" for h in UV_SHA256) + "\n"
+
+    @property
+    def lock_file(self) -> str:
+        """The lock on the host: what the wheelhouse holds, each file with its sha256."""
+        return f"{self.wheelhouse}/requirements.lock"
+
+
+def lock_name(python_minor: str, variant: str, key: str) -> str:
+    """The lock's file name on the controller: one per Python, torch variant and wheelhouse key."""
+    return f"venv-py{python_minor}-{variant}-{key}.lock"
+
+
+def _key(settings: Settings, decisions: Decisions) -> str:
+    """The wheelhouse key of this host's pins and sources."""
+    return wheelhouse_key(
+        decisions.venv_pins, [decisions.torch_index or "", settings.pip_index_url, settings.pip_find_links]
+    )
+
+
+def target(settings: Settings, layout: Layout, decisions: Decisions) -> str:
+    """The venv directory for these pins, sources and Python, beside the others in `layout.venvs`:
+    a change builds a new venv while the server goes on running the old one."""
+    name = hashlib.sha256(f"{_key(settings, decisions)}\n{decisions.python_path}".encode()).hexdigest()[:12]
+    return f"{layout.venvs}/{name}-py{decisions.python}"
+
+
+def plan(
+    settings: Settings, layout: Layout, decisions: Decisions, find_links: str, restore_token: str, codec: str = "none"
+) -> VenvPlan:
+    """The host's venv plan: the wheelhouse keyed by pins and sources, the snapshot by that key (its
+    suffix names its compression, codec), the Python and the venv's path, and the lock the
+    controller keeps for them (read here, once)."""
+    python, python_path = decisions.python, decisions.python_path
+    if python is None or python_path is None:
+        raise ValueError("no Python was chosen for the venv: the host has a blocker (see the audit)")
+    key = _key(settings, decisions)
+    venv_dir = target(settings, layout, decisions)
+    snapshot = f"{layout.venv_snapshots}/{snapshot_key(key, python_path, venv_dir)}{SNAPSHOT_SUFFIXES[codec]}"
+    lock_store, lock = "", ""
+    store = settings.on_controller(settings.venv_lock_dir)
+    if store:
+        lock_store = str(store / lock_name(python, decisions.torch_variant or "cpu", key))
+        lock = Path(lock_store).read_text() if Path(lock_store).is_file() else ""
+    return VenvPlan(
+        venv_dir=venv_dir,
+        python=python_path,
+        python_minor=python,
+        requirements=decisions.venv_pins,
+        wheelhouse=f"{layout.wheelhouse_root}/{key}",
+        pip_cache=layout.pip_cache,
+        snapshot=snapshot if settings.venv_snapshot else "",
+        restore_token=restore_token,
+        torch_index=decisions.torch_index,
+        index_url=settings.pip_index_url,
+        find_links=find_links,
+        cert=decisions.pip_cert,
+        lock=lock,
+        lock_store=lock_store,
+        offline=settings.offline,
+        installer=settings.venv_installer,
+        tools=layout.tools,
+    )

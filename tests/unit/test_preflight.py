@@ -1,0 +1,56 @@
+"""deploy/provision.py's decisions after the rules, before any change (tasks/preflight.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from compat.assessment import Artifact, Decisions
+from config.layout import Layout
+from config.settings import load
+from tasks import preflight
+from tasks.offline import Gap
+
+pytestmark = pytest.mark.unit
+
+ARTIFACT = Artifact("https://mirror.example/t.whl", "ab" * 32, "2.51.0", "/persist/downloads/t.whl", 0)
+DECISIONS = Decisions(
+    artifact=ARTIFACT, python="3.11", python_path="/usr/bin/python3.11", venv_pins={"numpy": "1.26.4"}
+)
+GAP = Gap("Triton artifact", "/persist/downloads/t.whl is not in the cache", "https://mirror.example/t.whl")
+
+
+def test_zstd_asked_for_and_absent_is_refused_first_naming_the_fix() -> None:
+    s = load({"venv_snapshot_compression": "zstd"})
+    refused = preflight.refusal("h1", s, has_zstd=False, gaps=[GAP])
+    assert refused is not None and refused.shown == [
+        "== h1: venv_snapshot_compression is zstd: the host has no zstd command (fix: install zstd, or set it to auto)"
+    ]
+    assert preflight.refusal("h1", load({"venv_snapshot_compression": "auto"}), has_zstd=False, gaps=[]) is None
+
+
+def test_offline_gaps_are_each_named_with_what_to_fetch() -> None:
+    refused = preflight.refusal("h1", load({"offline": True}), has_zstd=True, gaps=[GAP, GAP])
+    assert refused is not None
+    assert refused.shown[0] == "== offline: the caches of h1 lack 2 thing(s)"
+    assert refused.shown[1] == (
+        "  MISSING  Triton artifact: /persist/downloads/t.whl is not in the cache\n"
+        "           fetch: https://mirror.example/t.whl"
+    )
+    assert refused.reason.startswith("offline, the caches lack Triton artifact: ")
+
+
+def test_the_artifact_size_is_asked_only_when_it_is_to_download_and_the_url_has_no_credentials() -> None:
+    s = load({})
+    assert preflight.asks_artifact_size(s, DECISIONS, cached=False)
+    assert not preflight.asks_artifact_size(s, DECISIONS, cached=True)
+    assert not preflight.asks_artifact_size(load({"offline": True}), DECISIONS, cached=False)
+    secret = Decisions(artifact=Artifact("https://u:pw@mirror.example/t.whl", "ab" * 32, "2.51.0", "/x", 0))
+    assert not preflight.asks_artifact_size(s, secret, cached=False)
+
+
+def test_the_venv_plan_takes_uploaded_wheels_and_the_codec_the_host_can() -> None:
+    s = load({"pip_find_links": "upload:/tmp", "venv_snapshot_compression": "auto"})
+    plan = preflight.venv_plan(s, Layout(s), DECISIONS, has_zstd=False, restore_token="t")
+    assert plan.find_links == Layout(s).uploaded_wheels and plan.snapshot.endswith(".tar.gz")
+    assert preflight.venv_plan(s, Layout(s), DECISIONS, has_zstd=True, restore_token="t").snapshot.endswith(".tar.zst")
+    assert preflight.wants_zstd(s) and not preflight.wants_zstd(load({"venv_snapshot": False}))
