@@ -44,6 +44,13 @@ def test_fact_fixture(case: Path) -> None:
     assert command_text(command) == spec["command"]  # pinned, as pyinfra's own fixtures do
 
 
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.name}/{c.stem}" for c in CASES])
+def test_every_fixture_names_where_its_output_came_from(case: Path) -> None:
+    """Real output, or a case made by hand, said so: python -m tests.capture_fixture writes it."""
+    spec = json.loads(case.read_text())
+    assert len(spec.get("source", "")) > 20, f"{case}: no source (host kind, release, date, or how it was made)"
+
+
 def test_every_fact_has_a_fixture() -> None:
     covered = {c.parent.name for c in CASES}
     for path in sorted((Path(__file__).parents[2] / "facts").glob("[!_]*.py")):
