@@ -79,22 +79,34 @@ def parse_models(value: Any) -> tuple[tuple[ModelSpec, ...], list[str]]:
     return tuple(specs), problems
 
 
-def _check(settings: ModelSpec) -> list[str]:
+def _climbs(value: str) -> bool:
+    """A path part that is "." or "..", or a leading or doubled slash: a name that could leave the cache."""
+    parts = value.split("/")
+    return value.startswith("/") or any(p in ("", ".", "..") for p in parts)
+
+
+def _check(spec: ModelSpec) -> list[str]:
     out = []
-    if not isinstance(settings.name, str) or not _NAME.match(settings.name):
+    if not isinstance(spec.name, str) or not _NAME.match(spec.name):
         out.append("name must be letters, digits, '_', '-', '.' (it is a directory and the model's name)")
     if (
-        not isinstance(settings.source, str)
-        or settings.source.split(":", 1)[0] not in ("hub", "path")
-        or ":" not in settings.source
+        not isinstance(spec.source, str)
+        or spec.source.split(":", 1)[0] not in ("hub", "path")
+        or ":" not in spec.source
     ):
         out.append("source must be 'hub:<repo id>@<revision>' or 'path:<directory on the controller>'")
-    elif settings.kind == "hub":
-        if not _REPO.match(settings.repo) or ("@" in settings.ref and not _REVISION.match(settings.revision)):
-            out.append(f"source {settings.source!r}: expected hub:<org>/<name>@<revision>")
-    elif not Path(settings.ref).is_absolute() or not Path(settings.ref).is_dir():
-        out.append(f"source {settings.source!r}: no such directory on the controller (use an absolute path)")
-    if settings.task not in MODEL_TASKS:
+    elif spec.kind == "hub":
+        if not _REPO.match(spec.repo) or ("@" in spec.ref and not _REVISION.match(spec.revision)):
+            out.append(f"source {spec.source!r}: expected hub:<org>/<name>@<revision>")
+        elif _climbs(spec.repo) or _climbs(spec.revision):
+            # huggingface_hub makes cache paths of both (refs/<revision>, models--<org>--<name>)
+            out.append(
+                f"source {spec.source!r}: a repo id or revision with '..', '.' or an empty part could name a "
+                "path outside the HF cache; use the revision's commit or branch name"
+            )
+    elif not Path(spec.ref).is_absolute() or not Path(spec.ref).is_dir():
+        out.append(f"source {spec.source!r}: no such directory on the controller (use an absolute path)")
+    if spec.task not in MODEL_TASKS:
         out.append(f"task must be one of {', '.join(MODEL_TASKS)}")
     ints = {
         "max_batch_size": (0, 1024),
@@ -105,21 +117,21 @@ def _check(settings: ModelSpec) -> list[str]:
         "max_new_tokens": (1, 4096),
     }
     for key, (low, high) in ints.items():
-        v = getattr(settings, key)
+        v = getattr(spec, key)
         if key == "max_batch_size" and v is None:
             continue
         if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
             out.append(f"{key} must be a whole number from {low} to {high}")
     for key in ("dynamic_batching", "normalize"):
-        if not isinstance(getattr(settings, key), bool):
+        if not isinstance(getattr(spec, key), bool):
             out.append(f"{key} must be true or false")
-    sizes = settings.preferred_batch_sizes
+    sizes = spec.preferred_batch_sizes
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sizes):
         out.append("preferred_batch_sizes must be a list of positive whole numbers")
-    elif sizes and settings.max_batch_size is None:
+    elif sizes and spec.max_batch_size is None:
         out.append("preferred_batch_sizes: set max_batch_size with them (without, it comes from the host)")
-    elif isinstance(settings.max_batch_size, int) and any(n > settings.max_batch_size for n in sizes):
-        out.append(f"preferred_batch_sizes {list(sizes)} exceed max_batch_size {settings.max_batch_size}")
-    if settings.instance_kind not in ("auto", "KIND_CPU", "KIND_GPU"):
+    elif isinstance(spec.max_batch_size, int) and any(n > spec.max_batch_size for n in sizes):
+        out.append(f"preferred_batch_sizes {list(sizes)} exceed max_batch_size {spec.max_batch_size}")
+    if spec.instance_kind not in ("auto", "KIND_CPU", "KIND_GPU"):
         out.append("instance_kind must be auto, KIND_CPU or KIND_GPU")
     return out

@@ -7,12 +7,14 @@
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from pyinfra.api.connectors import get_all_connectors
 
@@ -196,6 +198,16 @@ def load_inventory(inventory: Any) -> None:
         load(each.data.dict(), each.name)
 
 
+def _loopback(hostname: str) -> bool:
+    """localhost or an address of the loopback range (127.0.0.0/8, ::1)."""
+    if hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(hostname).is_loopback
+    except ValueError:
+        return False
+
+
 def _cross_checks(v: dict[str, Any]) -> list[str]:
     out = []
     if v["triton_source"] == "tarball" and not (v["triton_tarball_url"] and v["triton_tarball_sha256"]):
@@ -214,6 +226,12 @@ def _cross_checks(v: dict[str, Any]) -> list[str]:
         out.append(f"triton_http_port, triton_grpc_port and triton_metrics_port must differ, got {ports}")
     if not v["torch_index_url"] and not v["pip_find_links"]:
         out.append("torch_index_url and pip_find_links are both empty: pip has nowhere to get torch from")
+    endpoint = urlparse(v["hf_endpoint"]) if v["hf_endpoint"] else None
+    if v["hf_token"] and endpoint and endpoint.scheme == "http" and not _loopback(endpoint.hostname or ""):
+        out.append(
+            f"hf_endpoint {mask(v['hf_endpoint'])} is plain http: the HF token (hf_token or the controller's "
+            "HF_TOKEN) would cross the network readable; use https, or a mirror on 127.0.0.1"
+        )
     home = v["triton_home"].rstrip("/")
     persist = v["persist_dir"].rstrip("/")
     if persist == home or persist.startswith(home + "/"):

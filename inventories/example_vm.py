@@ -3,8 +3,10 @@
     pyinfra inventories/my_vms.py deploy/audit.py -y       # what is missing, changes nothing
     pyinfra inventories/my_vms.py deploy/provision.py -y   # install and start Triton
 
-Host keys are checked against ~/.ssh/known_hosts (ssh-keyscan the host once, and compare
-the fingerprint); set ssh_strict_host_key_checking = "no" only for throwaway hosts.
+Host keys are checked against ~/.ssh/known_hosts, strictly: a host whose key is not there already
+is refused (ssh_strict_host_key_checking = "yes" below; pyinfra's own default, "accept-new", trusts
+whatever key a host shows the first time). Add each host's key once, after comparing its fingerprint
+with the one its console or cloud provider shows: ssh-keyscan HOST >> ~/.ssh/known_hosts.
 """
 
 gpu_vms = [
@@ -13,6 +15,7 @@ gpu_vms = [
         {
             "ssh_user": "ubuntu",
             "ssh_key": "~/.ssh/id_ed25519",
+            "ssh_strict_host_key_checking": "yes",
             "_sudo": True,  # provisioning writes /opt, /etc/profile.d and installs apt packages
             # behind a proxy (sudo drops the environment, so set it here):
             # "http_proxy": "http://proxy.corp:3128", "https_proxy": "http://proxy.corp:3128",
@@ -23,5 +26,8 @@ gpu_vms = [
 ]
 
 cpu_vms = [
-    ("cpu-1.example.org", {"ssh_user": "ubuntu", "_sudo": True, "triton_http_port": 8000}),
+    (
+        "cpu-1.example.org",
+        {"ssh_user": "ubuntu", "ssh_strict_host_key_checking": "yes", "_sudo": True, "triton_http_port": 8000},
+    ),
 ]

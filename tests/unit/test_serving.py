@@ -94,12 +94,21 @@ def test_repository_holds_smoke_and_each_model_with_its_code() -> None:
         ({"name": "x", "source": "hub:o/m", "preferred_batch_sizes": [4]}, "set max_batch_size with them"),
         ({"name": "x", "source": "hub:o/m", "normalise": True}, "unknown key"),
         ({"name": "x", "source": "hub:o/m", "dynamic_batching": "yes"}, "true or false"),
+        # a revision or repo that could name a path outside the HF cache (huggingface_hub makes paths of both)
+        ({"name": "x", "source": "hub:o/m@../../../../etc/cron.d/x"}, "could name a path outside the HF cache"),
+        ({"name": "x", "source": "hub:o/m@main/../../x"}, "could name a path outside the HF cache"),
+        ({"name": "x", "source": "hub:o/..@main"}, "could name a path outside the HF cache"),
+        ({"name": "x", "source": "hub:o/m@refs//x"}, "could name a path outside the HF cache"),
     ],
 )
 def test_bad_model_entries_are_refused(entry, needle) -> None:
     with pytest.raises(SettingsError) as err:
         load({"models": [entry]})
     assert needle in str(err.value)
+
+
+def test_a_pull_request_revision_is_taken() -> None:
+    assert load({"models": [{"name": "x", "source": "hub:o/m@refs/pr/1"}]}).models[0].revision == "refs/pr/1"
 
 
 def test_duplicate_model_names_are_refused() -> None:
@@ -423,3 +432,17 @@ def test_a_version_pyinfra_read_as_a_number_is_refused_with_the_quoting_that_kee
     ):
         load({"triton_python": 3.1})
     assert load({"triton_python": "3.10"}).triton_python == "3.10"
+
+
+def test_the_hf_token_is_refused_for_a_plain_http_endpoint_but_loopback(monkeypatch) -> None:
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    with pytest.raises(SettingsError, match="is plain http: the HF token") as err:
+        load({"hf_token": "hf_secret", "hf_endpoint": "http://hub-mirror.corp"})
+    assert "hf_secret" not in str(err.value)
+    monkeypatch.setenv("HF_TOKEN", "hf_from_env")
+    with pytest.raises(SettingsError, match="is plain http"):
+        load({"hf_endpoint": "http://10.0.0.5:8080"})
+    assert load({"hf_endpoint": "http://127.0.0.1:8080"}).hf_token == "hf_from_env"  # a local stand-in
+    assert load({"hf_endpoint": "https://hub-mirror.corp"}).hf_endpoint == "https://hub-mirror.corp"
+    monkeypatch.delenv("HF_TOKEN")
+    assert load({"hf_endpoint": "http://hub-mirror.corp"}).hf_token == ""  # no token: nothing to leak
