@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from facts.disk import FreeSpaceData
+from facts.files import UnsafePart
 from facts.nvidia import NvidiaData
 from facts.ports import Listener
 from facts.python import PythonInterpreter
@@ -44,6 +45,8 @@ class HostFacts:
     uv_pythons: list[str] = field(default_factory=list)  # minor versions of the CPythons uv installed, checked
     persist_dir: dict[str, Any] | None = None  # pyinfra's Directory fact of persist_dir: user, group, mode (755)
     persist_blocked: str = ""  # UserAccess: the directory on the way to persist_dir the server's user cannot enter
+    home_blocked: str = ""  # UserAccess: the same on the way to triton_home
+    unsafe_paths: dict[str, UnsafePart] = field(default_factory=dict)  # UnsafeAncestors of the install paths
     cpus: int | None = None  # CPUs online (pyinfra's hardware.Cpus)
 
 

@@ -224,3 +224,41 @@ def check_ports(facts: HostFacts, settings: Settings) -> list[Item]:
         else:
             items.append(ok(f"port {port}", f"{label}: free"))
     return items
+
+
+def check_install_paths(facts: HostFacts, settings: Settings) -> list[Item]:
+    """Root installs into, runs from and unpacks caches into these paths: no part on the way may be one
+    another user can write or replace (a user could plant a link, or the launcher root runs). The server's
+    user must reach the install it runs."""
+    items = []
+    for label, path in (
+        ("triton_home", settings.triton_home),
+        ("venv_dir", settings.venv_dir),
+        ("persist_dir", settings.persist_dir),
+    ):
+        unsafe = facts.unsafe_paths.get(path)
+        if unsafe:
+            mode = int(unsafe["mode"], 8)
+            who = (
+                f"owned by uid {unsafe['uid']}"
+                if unsafe["uid"] != 0
+                else f"mode {unsafe['mode']}: {'anyone' if mode & 0o002 else 'its group'} may write it"
+            )
+            items.append(
+                blocker(
+                    label,
+                    f"{path}: {unsafe['part']} is {who}; another user could plant what root installs and runs there",
+                    f"use a path under directories only root can write (e.g. /opt/triton), or chown root and "
+                    f"chmod go-w {unsafe['part']}",
+                )
+            )
+    if facts.home_blocked and settings.triton_user != "root":
+        items.append(
+            blocker(
+                "triton_home",
+                f"the server's user {settings.triton_user} cannot enter {facts.home_blocked}, on the way to "
+                f"{settings.triton_home}: it runs the install and the venv there",
+                f"choose a triton_home it can reach (e.g. /opt/triton), or let it enter {facts.home_blocked}",
+            )
+        )
+    return items

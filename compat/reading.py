@@ -15,7 +15,7 @@ from config.layout import Layout
 from config.settings import Settings, load, load_inventory, record_name
 from facts import batch
 from facts.disk import FreeSpace
-from facts.files import TreeEntries, UserAccess
+from facts.files import TreeEntries, UnsafeAncestors, UserAccess
 from facts.libraries import LinkerCache, MissingLibraries
 from facts.nvidia import Nvidia
 from facts.ports import ListeningPorts
@@ -36,9 +36,15 @@ def triton_elf_files(home: str, backends: list[str]) -> list[str]:
     return files
 
 
+def install_paths(settings: Settings) -> list[str]:
+    """Where root installs, runs from and keeps caches: no other user may be able to change them."""
+    return [settings.triton_home, settings.venv_dir, settings.persist_dir]
+
+
 def gather(host: Host, settings: Settings) -> HostFacts:
     """Read the host (changing nothing) and return the facts the rules need."""
     layout = Layout(settings)
+    access = host.get_fact(UserAccess, settings.triton_user, [layout.persist, settings.triton_home])
     pythons = host.get_fact(PythonInterpreters, settings.triton_user)
     cache = host.get_fact(LinkerCache)
     triton = host.get_fact(TritonInstall, layout.current)
@@ -65,7 +71,9 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         init=host.get_fact(InitSystem),
         hf_home_exists=bool(host.get_fact(Directory, layout.hf_home)),
         persist_dir=host.get_fact(Directory, layout.persist) or None,
-        persist_blocked=host.get_fact(UserAccess, settings.triton_user, [layout.persist]).get(layout.persist, ""),
+        persist_blocked=access.get(layout.persist, ""),
+        home_blocked=access.get(settings.triton_home, ""),
+        unsafe_paths=host.get_fact(UnsafeAncestors, install_paths(settings)),
         env_files_exist=all(env_files),
         standalone_python_exists=standalone,
         uv_pythons=uv_minors,

@@ -23,6 +23,7 @@ from compat.distro import package_for
 from compat.installed import (
     check_disk,
     check_environment,
+    check_install_paths,
     check_persist_dir,
     check_ports,
     check_triton,
@@ -71,6 +72,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
     items += check_venv(facts, settings, build, python, torch.pins)
     items += check_environment(facts, settings)
     items += check_persist_dir(facts, settings)
+    items += check_install_paths(facts, settings)
     items += check_ports(facts, settings)
     decisions = Decisions(
         artifact=choose_artifact(settings, Layout(settings)),

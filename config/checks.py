@@ -4,6 +4,7 @@ pyinfra's --data is coerced to its type. config/settings.py applies them, then c
 from __future__ import annotations
 
 import ipaddress
+import posixpath
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +29,40 @@ def _abs_path(value: str) -> str | None:
 _SHELL_SPECIAL = frozenset(" \t'\"\\`$;&|<>()*?[]!#~{}")
 
 
+# Trees the system and its packages own: an install there would mix with theirs, and uninstall would remove
+# it whole. /usr/local/<name> is allowed, but not its own bin, lib, share ... (the admin's).
+_SYSTEM_TREES = (
+    "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys",
+    "/usr", "/var/log", "/var/lib/dpkg", "/var/lib/apt", "/var/cache/apt", "/var/spool", "/var/mail",
+    "/var/backups", "/tmp", "/var/tmp",
+)  # fmt: skip
+_TOP_LEVEL = ("/", "/opt", "/var", "/var/lib", "/var/cache", "/home", "/srv", "/mnt", "/media", "/root", "/content")
+_USR_LOCAL_OWN = ("bin", "sbin", "lib", "lib64", "share", "include", "etc", "src", "man", "games")
+
+
+def system_path(value: str) -> str | None:
+    """Why a path may not hold our install or caches (a top-level directory, or in a tree the system owns;
+    /tmp and /var/tmp: anyone may make a name there first); None where it may."""
+    norm = posixpath.normpath(value)
+    parts = norm.strip("/").split("/")
+    if norm in _TOP_LEVEL or (len(parts) == 2 and parts[0] == "home"):
+        return (
+            "is a top-level directory (uninstall would remove it whole): use a folder of its own, such as /opt/triton"
+        )
+    if norm.startswith("/usr/local/") and parts[2] not in _USR_LOCAL_OWN:
+        return None
+    if any(norm == tree or norm.startswith(tree + "/") for tree in _SYSTEM_TREES):
+        return (
+            "is in a directory the system owns (or anyone may write, /tmp): packages and uninstall would "
+            "collide there; use a folder of its own, such as /opt/triton"
+        )
+    return None
+
+
+def _own_path(value: str) -> str | None:
+    return _abs_path(value) or system_path(value)
+
+
 def _install_path(value: str) -> str | None:
     bad = sorted({ch for ch in value if ch in _SHELL_SPECIAL})
     if bad:
@@ -36,7 +71,7 @@ def _install_path(value: str) -> str | None:
             f"must not hold {shown}: Triton's python backend starts each model's stub through `bash -c` "
             "with this path unquoted; choose a path of letters, digits and - _ . / % + , : @ ="
         )
-    return _abs_path(value)
+    return _own_path(value)
 
 
 def _version(value: str) -> str | None:
@@ -116,8 +151,8 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_tarball_sha256": _optional(_sha256),
     "triton_tarball_strip_components": _strip,
     "triton_home": _install_path,
-    "venv_dir": _abs_path,
-    "persist_dir": _abs_path,
+    "venv_dir": _own_path,
+    "persist_dir": _own_path,
     "triton_python": lambda v: (
         None
         if v in ("auto", "standalone") or _PYTHON.match(v)

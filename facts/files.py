@@ -112,3 +112,31 @@ class UserAccess(FactBase[dict[str, str]]):
             if parts[0] == "ACCESS" and len(parts) in (2, 3):  # an empty last field may arrive stripped
                 access[parts[1]] = parts[2] if len(parts) == 3 else ""
         return access
+
+
+class UnsafePart(TypedDict):
+    part: str  # the first directory (or link) on the way another user than root may change
+    uid: int
+    mode: str  # octal, as stat prints it: "1777"
+    kind: str  # "directory", "symbolic link" ...
+
+
+class UnsafeAncestors(FactBase[dict[str, UnsafePart]]):
+    """For each path root installs into or runs from, the first part on the way (itself included) that
+    another user than root may write or replace: owned by someone else, or writable by group or others
+    (a sticky /tmp too). A path absent from the result is safe (parts not made yet are made root's)."""
+
+    def command(self, paths: list[str]) -> StringCommand:
+        return shell("unsafe_ancestors.sh", *paths)
+
+    @staticmethod
+    def default() -> dict[str, UnsafePart]:
+        return {}
+
+    def process(self, output: list[str]) -> dict[str, UnsafePart]:
+        found: dict[str, UnsafePart] = {}
+        for line in output:
+            parts = line.split("\t")
+            if parts[0] == "UNSAFE" and len(parts) == 6 and parts[3].isdigit():
+                found[parts[1]] = UnsafePart(part=parts[2], uid=int(parts[3]), mode=parts[4], kind=parts[5])
+        return found

@@ -26,6 +26,8 @@ PERSIST_FOLDERS = (
     "apt",
     "huggingface",
     "models",
+    "python-downloads",
+    "uv-cache",
 )
 
 

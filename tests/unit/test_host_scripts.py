@@ -292,3 +292,33 @@ def test_the_install_probe_names_what_it_holds_and_a_file_others_may_write(tmp_p
     (home / "backends" / "python" / "libtriton_python.so").chmod(0o666)
     out = sh("triton_install.sh", str(home), "x").stdout.splitlines()
     assert f"WRITABLE={home}/backends/python/libtriton_python.so" in out
+
+
+# --- unsafe_ancestors.sh: the part on the way to an install path another user could change
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a tree only root can write needs root (CI runs as root)")
+def test_the_first_part_another_user_may_change_is_named() -> None:
+    base = Path(tempfile.mkdtemp(prefix="unsafe-", dir="/opt"))  # /opt: root's, 0755
+    try:
+        base.chmod(0o755)
+        (base / "owned").mkdir()
+        os.chown(base / "owned", 65534, 65534)
+        (base / "group").mkdir(mode=0o775)
+        (base / "group").chmod(0o775)
+        (base / "safe").mkdir()
+        out = sh(
+            "unsafe_ancestors.sh",
+            f"{base}/owned/triton",
+            f"{base}/group/x/y",
+            f"{base}/safe/triton",
+            f"{base}/safe/not/made",
+            "/tmp/triton",
+        ).stdout.splitlines()
+        assert out == [
+            f"UNSAFE\t{base}/owned/triton\t{base}/owned\t65534\t755\tdirectory",
+            f"UNSAFE\t{base}/group/x/y\t{base}/group\t0\t775\tdirectory",
+            "UNSAFE\t/tmp/triton\t/tmp\t0\t1777\tdirectory",
+        ]
+    finally:
+        shutil.rmtree(base)

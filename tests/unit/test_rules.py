@@ -796,3 +796,54 @@ def test_a_persist_dir_the_server_user_cannot_enter_is_refused_with_the_notebook
     facts = notebook("/var/lib/triton-provisioner", "/", blocked="/var/lib", init=None)
     vm_item = by_name(assess(facts, DEFAULT), "persist_dir")
     assert vm_item.blocker and "triton_user = root" not in vm_item.fix and "chmod o+x" in vm_item.fix
+
+
+# --- where root installs: no part on the way another user may change
+
+
+@pytest.mark.parametrize(
+    ("setting", "path", "why"),
+    [
+        ("triton_home", "/usr/share/triton", "a directory the system owns"),
+        ("triton_home", "/usr/bin", "a directory the system owns"),
+        ("triton_home", "/etc/ssl/triton", "a directory the system owns"),
+        ("persist_dir", "/var/log/triton", "a directory the system owns"),
+        ("triton_home", "/tmp/triton", "anyone may write"),
+        ("venv_dir", "/var/tmp/venv", "anyone may write"),
+        ("triton_home", "/opt", "a top-level directory"),
+        ("persist_dir", "/home/alice", "a top-level directory"),
+        ("triton_home", "/usr/local/bin/triton", "a directory the system owns"),
+    ],
+)
+def test_an_install_path_in_a_system_tree_or_a_world_writable_one_is_refused(setting, path, why) -> None:
+    with pytest.raises(SettingsError, match=f"{setting} = '{path}': .*{why}"):
+        load({setting: path})
+
+
+def test_an_install_path_of_its_own_is_taken() -> None:
+    for path in ("/opt/triton", "/usr/local/triton", "/srv/ml/triton", "/home/alice/triton"):
+        assert load({"triton_home": path, "venv_dir": f"{path}/venv"}).triton_home == path
+
+
+def test_an_install_path_under_a_directory_another_user_can_write_is_a_blocker() -> None:
+    facts = host()
+    facts.unsafe_paths = {
+        "/opt/triton": {"part": "/opt", "uid": 1000, "mode": "755", "kind": "directory"},
+        "/var/lib/triton-provisioner": {"part": "/var/lib", "uid": 0, "mode": "777", "kind": "directory"},
+    }
+    a = assess(facts, DEFAULT)
+    items = [i for i in a.blockers if i.name in ("triton_home", "persist_dir")]
+    assert [i.name for i in items] == ["triton_home", "persist_dir"]
+    assert "/opt/triton: /opt is owned by uid 1000; another user could plant" in items[0].detail
+    assert "mode 777: anyone may write it" in items[1].detail and "chmod go-w /var/lib" in items[1].fix
+
+
+def test_a_triton_home_the_server_user_cannot_enter_is_a_blocker() -> None:
+    facts = host()
+    facts.home_blocked = "/srv/private"
+    item = next(
+        i for i in assess(facts, load({"triton_home": "/srv/private/triton"})).blockers if i.name == "triton_home"
+    )
+    assert "triton-server cannot enter /srv/private" in item.detail
+    facts.home_blocked = ""
+    assert not [i for i in assess(facts, DEFAULT).blockers if i.name == "triton_home"]
