@@ -11,7 +11,7 @@ from facts.files import UnsafePart
 from facts.nvidia import NvidiaData
 from facts.ports import Listener
 from facts.python import PythonInterpreter
-from facts.system import CRuntimeData, InitSystemData, OsReleaseData
+from facts.system import AccountData, CRuntimeData, InitSystemData, OsReleaseData
 from facts.triton import TritonInstallData
 from facts.venv import VenvData
 
@@ -47,6 +47,7 @@ class HostFacts:
     persist_blocked: str = ""  # UserAccess: the directory on the way to persist_dir the server's user cannot enter
     home_blocked: str = ""  # UserAccess: the same on the way to triton_home
     unsafe_paths: dict[str, UnsafePart] = field(default_factory=dict)  # UnsafeAncestors of the install paths
+    server_account: AccountData | None = None  # Account of triton_user: None where there is no such user
     cpus: int | None = None  # CPUs online (pyinfra's hardware.Cpus)
 
 

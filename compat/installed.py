@@ -262,3 +262,38 @@ def check_install_paths(facts: HostFacts, settings: Settings) -> list[Item]:
             )
         )
     return items
+
+
+# The one user earlier versions made without recording it (the default triton_user): adopted when it
+# looks as they made it (a system uid, no home, no login), then recorded.
+LEGACY_SERVER_USER = "triton-server"
+
+
+def check_server_user(facts: HostFacts, settings: Settings) -> list[Item]:
+    """triton_user: made by the provisioner (its record names it), or absent (it makes it). An account it
+    did not make is never changed or removed: refused before any change, saying why."""
+    user, account = settings.triton_user, facts.server_account
+    if user == "root":
+        return [ok("server user", "root (triton_user = root: the server and the models' code run as root)")]
+    if account is None:
+        return [ok("server user", f"{user}: made by the provisioner (a system user, no home, no login)")]
+    if account["made"]:
+        return [ok("server user", f"{user} (uid {account['uid']}), made by the provisioner")]
+    legacy = (
+        user == LEGACY_SERVER_USER
+        and account["uid"] < 1000
+        and account["home"] == "/nonexistent"
+        and account["shell"].endswith("nologin")
+    )
+    if legacy:
+        return [ok("server user", f"{user} (uid {account['uid']}), made by an earlier version: recorded now")]
+    return [
+        blocker(
+            "server user",
+            f"triton_user {user} is an account the provisioner did not make (uid {account['uid']}, home "
+            f"{account['home']}, shell {account['shell']}): provisioning would change it (no home, no login) and "
+            "uninstall would remove it",
+            f"set triton_user to a name of its own (the default, {LEGACY_SERVER_USER}, is made for it), or "
+            "triton_user = root",
+        )
+    ]

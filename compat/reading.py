@@ -20,7 +20,7 @@ from facts.libraries import LinkerCache, MissingLibraries
 from facts.nvidia import Nvidia
 from facts.ports import ListeningPorts
 from facts.python import PythonInterpreters
-from facts.system import CRuntime, InitSystem, OsRelease
+from facts.system import Account, CRuntime, InitSystem, OsRelease
 from facts.triton import TritonInstall
 from facts.venv import VenvPackages
 
@@ -74,6 +74,7 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         persist_blocked=access.get(layout.persist, ""),
         home_blocked=access.get(settings.triton_home, ""),
         unsafe_paths=host.get_fact(UnsafeAncestors, install_paths(settings)),
+        server_account=host.get_fact(Account, settings.triton_user, layout.made_users),
         env_files_exist=all(env_files),
         standalone_python_exists=standalone,
         uv_pythons=uv_minors,

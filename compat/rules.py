@@ -26,6 +26,7 @@ from compat.installed import (
     check_install_paths,
     check_persist_dir,
     check_ports,
+    check_server_user,
     check_triton,
     check_venv,
     persist_wiped,
@@ -73,6 +74,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
     items += check_environment(facts, settings)
     items += check_persist_dir(facts, settings)
     items += check_install_paths(facts, settings)
+    items += check_server_user(facts, settings)
     items += check_ports(facts, settings)
     decisions = Decisions(
         artifact=choose_artifact(settings, Layout(settings)),

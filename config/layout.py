@@ -120,6 +120,12 @@ class Layout:
         return f"{self.downloads}/uv-{version}-{arch}.whl"
 
     @property
+    def made_users(self) -> str:
+        """The users the provisioner made, one name a line, where only root writes: only these may be
+        changed or removed by it (an account it did not make is never touched)."""
+        return "/etc/triton-provisioner/made-users"
+
+    @property
     def tools(self) -> str:
         """Programs the installer runs (uv's binary), on local disk beside the installs."""
         return f"{self.home}/tools"

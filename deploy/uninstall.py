@@ -46,4 +46,6 @@ uninstall.removed(
 uninstall.removed(name="HuggingFace token removed", paths=[f"{layout.hf_home}/token"])
 if settings.purge_persist:
     uninstall.removed(name="Caches on the persistent path purged", paths=uninstall.persist_paths(layout))
-uninstall.user_removed(name=f"System user {settings.triton_user} removed", user=settings.triton_user)
+uninstall.user_removed(
+    name=f"System user {settings.triton_user} removed", user=settings.triton_user, made_users=layout.made_users
+)

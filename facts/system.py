@@ -114,3 +114,25 @@ class InitSystem(FactBase[InitSystemData]):
                 data["notebook"] = "kaggle"
         data["systemd"] = booted and data["pid1"] == "systemd"
         return data
+
+
+class AccountData(TypedDict):
+    uid: int
+    home: str
+    shell: str
+    made: bool  # the provisioner's record names it: made by it
+
+
+class Account(FactBase[AccountData | None]):
+    """A user's account as the system knows it, and whether the provisioner made it (its record, a file
+    only root writes); None where there is no such user."""
+
+    def command(self, user: str, record: str) -> StringCommand:
+        return shell("account.sh", user, record)
+
+    def process(self, output: list[str]) -> AccountData | None:
+        entry = next((line.split("\t", 1)[1] for line in output if line.startswith("PASSWD\t")), "")
+        fields = entry.split(":")
+        if len(fields) != 7 or not fields[2].isdigit():
+            return None
+        return AccountData(uid=int(fields[2]), home=fields[5], shell=fields[6], made="MADE" in output)

@@ -67,7 +67,7 @@ def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: lis
     models.repository(models.repository_dir(layout, repo_files), repo_files)
     for path, versions in ((layout.venv, layout.venvs), (layout.models, layout.repositories)):
         switch.adopted(name=f"{path}: a link", path=path, versions=versions)
-    server_user.present(settings.triton_user, layout.run, layout.hf_cache)
+    server_user.present(settings.triton_user, layout.run, layout.hf_cache, layout.made_users)
     server = server_process.plan(settings, layout)
     wanted = wanted_hash(settings, layout, decisions, repo_files)
     targets = links(settings, layout, decisions, repo_files)

@@ -8,13 +8,12 @@ import posixpath
 from pyinfra import host
 from pyinfra.api import OperationError, QuoteString, StringCommand, operation
 from pyinfra.facts.files import File
-from pyinfra.facts.server import Users
 
 import remote
 from config.layout import Layout
 from facts.files import Links
 from facts.server import UNIT_PATH
-from facts.system import InitSystem
+from facts.system import Account, InitSystem
 
 # Folders under persist_dir that are ours: the caches a reset re-provision reads (purge_persist).
 PERSIST_FOLDERS = (
@@ -75,13 +74,19 @@ def removed(paths: list[str], ours: str = ""):
 
 
 @operation()
-def user_removed(user: str):
-    """The server's system user is gone, its processes (stubs a killed server left) stopped first."""
-    if user == "root" or user not in host.get_fact(Users):
+def user_removed(user: str, made_users: str):
+    """The server's system user is gone, its processes (stubs a killed server left) stopped first; only a
+    user the provisioner made (its record names it), and it leaves the record. Another account stays."""
+    account = None if user == "root" else host.get_fact(Account, user, made_users)
+    if account is None:
         host.noop(f"no user {user} to remove")
+        return
+    if not account["made"]:
+        host.noop(f"{user} was not made by the provisioner: left as it is")
         return
     yield remote.shell("user_processes_stopped.sh", user)
     yield StringCommand("userdel", QuoteString(user))
+    yield StringCommand("sed", "-i", QuoteString(f"/^{user}$/d"), QuoteString(made_users))
 
 
 @operation()

@@ -327,3 +327,20 @@ def test_the_token_comes_from_the_controllers_HF_TOKEN_and_goes_when_cleared(pro
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
     assert host.ssh("test -e /persist/huggingface/token", check=False).returncode == 1  # cleared: removed
     assert run_pyinfra(inv, "deploy/provision.py", "-y").returncode == 0  # the module's token back
+
+
+def test_an_account_the_provisioner_did_not_make_is_refused_and_never_changed(
+    host: TestHost, served: dict, tmp_path: Path
+) -> None:
+    """triton_user set to a login account: refused before any change (the account would lose its home
+    and login, and uninstall would remove it); uninstall with it leaves the account as it was."""
+    host.ssh("useradd -m -s /bin/bash alice")
+    before = host.ssh("getent passwd alice").stdout
+    inv = write_inventory(tmp_path / "inv.py", [host], {**served, "triton_user": "alice"}, own_ports=True)
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "refusing to provision tb1, nothing was changed" in out
+    assert "triton_user alice is an account the provisioner did not make (uid 1000, home /home/alice" in out
+    res = run_pyinfra(inv, "deploy/uninstall.py", "-y")
+    assert "alice was not made by the provisioner: left as it is" in res.stdout + res.stderr
+    assert host.ssh("getent passwd alice").stdout == before

@@ -72,6 +72,9 @@ def test_cold_provision_serves_and_a_second_run_changes_nothing(host: TestHost, 
     assert first["Triton server running, ready and proven"]["success"] == 1
     assert_serves(host)
     assert any(p.startswith("/pytriton/") for _, p, _ in mirror.requests())
+    # the server's user was made here, and recorded: no home made for it
+    assert host.ssh("cat /etc/triton-provisioner/made-users").stdout == "triton-server\n"
+    assert host.ssh("test -e /nonexistent", check=False).returncode != 0
     out, second = provision(inv, "-v")
     assert changed(second) == {}, f"second run changed: {changed(second)}"
     assert second["Grand total"]["no_change"] == len(second) - 1

@@ -847,3 +847,31 @@ def test_a_triton_home_the_server_user_cannot_enter_is_a_blocker() -> None:
     assert "triton-server cannot enter /srv/private" in item.detail
     facts.home_blocked = ""
     assert not [i for i in assess(facts, DEFAULT).blockers if i.name == "triton_home"]
+
+
+# --- users the provisioner did not make are never changed or removed
+
+ALICE = {"uid": 1000, "home": "/home/alice", "shell": "/bin/bash", "made": False}
+LEGACY = {"uid": 999, "home": "/nonexistent", "shell": "/usr/sbin/nologin", "made": False}
+
+
+@pytest.mark.parametrize(
+    ("user", "account", "refused"),
+    [
+        ("triton-server", None, False),  # absent: made by the provisioner
+        ("triton-server", {**LEGACY, "made": True}, False),  # recorded
+        ("triton-server", LEGACY, False),  # made by an earlier version, as it made it: adopted
+        ("alice", ALICE, True),  # a login account
+        ("messagebus", {**LEGACY, "uid": 101}, True),  # a system user of the distribution's
+        ("triton-server", {**LEGACY, "uid": 1001, "shell": "/bin/bash"}, True),  # the name, someone else's account
+        ("root", {"uid": 0, "home": "/root", "shell": "/bin/bash", "made": False}, False),
+    ],
+)
+def test_only_a_user_the_provisioner_made_may_be_the_server_s(user: str, account, refused: bool) -> None:
+    facts = host()
+    facts.server_account = account
+    item = by_name(assess(facts, load({"triton_user": user})), "server user")
+    assert item.blocker == refused, item
+    if refused:
+        assert f"triton_user {user} is an account the provisioner did not make" in item.detail
+        assert "uninstall would remove it" in item.detail and "set triton_user to a name of its own" in item.fix
