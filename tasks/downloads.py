@@ -8,14 +8,14 @@ from pyinfra.facts.files import Sha256File
 
 import remote
 from config.secrets import has_credentials
-from tasks import secret_file
+from tasks import private_upload
 
 
 @operation()
 def cached(url: str, sha256: str, dest: str, python: str = "python3", verified: bool = False):
     """DEST holds URL's content with this sha256. A cached file that verifies is not fetched again;
     a mismatch fails the operation, removes the bad file and changes nothing else. A URL with a
-    password goes to the host in a root-only file (secret_file), never on a command line.
+    password goes to the host in a root-only file (private_upload), never on a command line.
     verified: this run read DEST's sha256 already (its plan): it is not read again (a large artifact
     on a slow drive)."""
     if verified:
@@ -26,7 +26,7 @@ def cached(url: str, sha256: str, dest: str, python: str = "python3", verified: 
         return
     if has_credentials(url):
         url_file = f"{dest}.url"
-        yield secret_file.upload(url_file, url)
+        yield private_upload.upload(url_file, url)
         yield remote.live(remote.python(python, "fetch.py", f"@{url_file}", dest, sha256))
         return
     yield remote.live(remote.python(python, "fetch.py", url, dest, sha256))  # progress shown as it comes

@@ -18,7 +18,7 @@ from config.layout import Layout
 from config.models import ModelSpec
 from facts.files import TreeEntries
 from facts.hub import HubSnapshot
-from tasks import secret_file, small_files, upload
+from tasks import private_upload, small_files, upload
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "models"
 _JINJA = Environment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
@@ -116,7 +116,7 @@ def sources(
     and no token file left once the setting is cleared."""
     token = f"{layout.hf_home}/token"
     if hf_token:
-        secret_file.written(name="HuggingFace token (0600)", dest=token, secret=hf_token)
+        private_upload.written(name="HuggingFace token (0600)", dest=token, secret=hf_token)
     else:
         files.file(name="No HuggingFace token (hf_token is empty)", path=token, present=False)
     for spec in specs:

@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-from io import BytesIO
 
 from pyinfra import host
-from pyinfra.api import FileUploadCommand, QuoteString, StringCommand, operation
+from pyinfra.api import QuoteString, StringCommand, operation
 
 from facts.digests import FileDigests
+from tasks import private_upload
 
 
 @operation()
 def written(files: dict[str, tuple[bytes, str]]):
     """Each dest holds its content with its mode (dest -> (content, octal mode)); the rest is left alone.
 
-    Uploaded to a temporary name beside dest and renamed over it, so a reader never sees half a file.
+    Uploaded through a private staging directory (never a /tmp name another user could predict) to a
+    temporary name beside dest, renamed over it: a reader never sees half a file.
     """
     have = host.get_fact(FileDigests, paths=list(files))
     changed = False
@@ -29,9 +30,6 @@ def written(files: dict[str, tuple[bytes, str]]):
                 yield StringCommand("chmod", mode, QuoteString(dest))
             continue
         changed = True
-        tmp = f"{dest}.tmp-triton"
-        yield StringCommand("mkdir", "-p", QuoteString(posixpath.dirname(dest)))
-        yield FileUploadCommand(BytesIO(content), tmp, remote_temp_filename=host.get_temp_filename(tmp))
-        yield StringCommand("chmod", mode, QuoteString(tmp), "&&", "mv", "-f", QuoteString(tmp), QuoteString(dest))
+        yield private_upload.put(dest, content, mode)
     if not changed:
         host.noop(f"{len(files)} file(s) as rendered: {', '.join(posixpath.basename(d) for d in files)}")

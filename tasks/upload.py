@@ -7,11 +7,13 @@ import os
 from pathlib import Path
 
 from pyinfra import host
-from pyinfra.api import deploy, operation
-from pyinfra.operations import files
+from pyinfra.api import QuoteString, StringCommand, deploy, operation
 
 import remote
+from facts.digests import FileDigests
 from facts.files import TreeEntries
+from remote._common import sha256
+from tasks import private_upload
 
 
 def local_files(src: str) -> dict[str, Path]:
@@ -35,10 +37,28 @@ def no_extra_files(dest: str, keep: list[str], python: str = "python3"):
     yield remote.python(python, "prune.py", "--empty-dirs", dest, *(remote.hex_name(n) for n in extra))
 
 
+@operation()
+def files_put(sources: dict[str, str]):
+    """Each dest (dest -> a file on the controller) holds that file's content, mode 0644: sent only where
+    its sha256 differs, through a private staging directory (tasks/private_upload.py)."""
+    have = host.get_fact(FileDigests, paths=list(sources))
+    changed = False
+    for dest, src in sources.items():
+        got = have.get(dest)
+        if got and got["sha256"] == sha256(src):
+            if got["mode"] != "644":
+                changed = True
+                yield StringCommand("chmod", "644", QuoteString(dest))
+            continue
+        changed = True
+        yield private_upload.put(dest, src, "644")
+    if not changed:
+        host.noop(f"{len(sources)} file(s) as on the controller")
+
+
 @deploy("Upload a directory")
 def directory(src: str, dest: str, label: str) -> None:
-    """dest mirrors src: each file put (compared by checksum, so unchanged files are not sent)."""
+    """dest mirrors src: each changed file sent (compared by checksum), no extra files left."""
     wanted = local_files(src)
-    for rel, real in sorted(wanted.items()):
-        files.put(name=f"{label}: {rel}", src=str(real), dest=f"{dest}/{rel}", mode="644")
+    files_put(name=f"{label}: files", sources={f"{dest}/{rel}": str(real) for rel, real in sorted(wanted.items())})
     no_extra_files(name=f"{label}: no extra files", dest=dest, keep=sorted(wanted))

@@ -9,11 +9,10 @@ background while apt and Triton install, instead of pip installing every wheel a
 from __future__ import annotations
 
 import hashlib
-from io import StringIO
 from pathlib import Path
 
 from pyinfra import host
-from pyinfra.api import FileUploadCommand, FunctionCommand, QuoteString, StringCommand, operation
+from pyinfra.api import FunctionCommand, QuoteString, StringCommand, operation
 from pyinfra.facts.files import File
 
 import remote
@@ -21,7 +20,7 @@ from compat.tables import UV_SHA256, UV_VERSION
 from config.secrets import has_credentials
 from facts.digests import FileDigests
 from facts.venv import VenvData, VenvPackages
-from tasks import secret_file
+from tasks import private_upload
 from tasks.venv_plan import SNAPSHOT_SUFFIXES, VenvPlan, pip_requirement
 
 # Stands in the venv while pip installs into it; left behind, it says that pip was cut off.
@@ -163,13 +162,13 @@ def _pip_download(plan: VenvPlan, sources: list[str], *what: str, conf: str = ""
 
 def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]]):
     """Each (name, sources, requirements) download; where a source URL holds a password, its sources go
-    to the host in a root-only pip configuration file (secret_file), removed once pip is done. The
+    to the host in a root-only pip configuration file (private_upload), removed once pip is done. The
     step named "uv" downloads into the wheelhouse's tools/ folder (not part of the venv's lock)."""
     for name, sources, what in steps:
         dest = f"{plan.wheelhouse}/tools" if name == "uv" else ""
         if any(has_credentials(v) for v in sources[1::2]):
             conf = f"{plan.wheelhouse}/.pip-{name}.conf"
-            yield secret_file.upload(conf, _pip_config(sources))
+            yield private_upload.upload(conf, _pip_config(sources))
             yield remote.watched(
                 f"wheels ({name})",
                 StringCommand(
@@ -237,7 +236,7 @@ def wheelhouse_filled(plan: VenvPlan):
     torch = plan.requirements.get("torch")
     if plan.lock:
         lock = plan.lock_file
-        yield FileUploadCommand(StringIO(plan.lock), lock)
+        yield private_upload.put(lock, plan.lock.encode(), "644")
         yield remote.shell("lock_split.sh", lock)  # requirements.lock -> torch.lock, rest.lock
         exactly = ["--no-deps", "--require-hashes", "-r"]
         steps = [("torch", _torch_sources(plan), [*exactly, QuoteString(f"{lock}.torch")])] if torch else []
@@ -256,7 +255,7 @@ def wheelhouse_filled(plan: VenvPlan):
     if plan.installer == "uv":  # the installer's own wheel, pinned by hash, beside (not in) the venv's lock
         uv_req = f"{plan.wheelhouse}/tools/uv.requirements"
         yield StringCommand("mkdir", "-p", QuoteString(f"{plan.wheelhouse}/tools"))
-        yield FileUploadCommand(StringIO(plan.uv_requirement), uv_req)
+        yield private_upload.put(uv_req, plan.uv_requirement.encode(), "644")
         only = ["--no-deps", "--only-binary", ":all:", "--require-hashes", "-r", QuoteString(uv_req)]
         yield from _downloads(plan, [("uv", _index_sources(plan), only)])
     yield StringCommand("touch", QuoteString(marker))

@@ -31,7 +31,7 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-# --- secret_install.sh: the token is 0600 from its first byte
+# --- staged_install.sh: every upload (the token: 0600) unreadable by others from its first byte
 
 
 def test_a_secret_is_never_readable_by_others_not_even_while_it_is_written(tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ def test_a_secret_is_never_readable_by_others_not_even_while_it_is_written(tmp_p
     and is looked at. Under umask 077 it is 0600 then; under 022 it would be 0644 for that moment."""
     staged, dest = tmp_path / "staged", tmp_path / "hf" / "token"
     os.mkfifo(staged)
-    proc = subprocess.Popen(["sh", "-c", remote.source("secret_install.sh"), "s", str(staged), str(dest)])
+    proc = subprocess.Popen(["sh", "-c", remote.source("staged_install.sh"), "s", str(staged), str(dest), "600"])
     new = dest.with_name("token.new")
     seen: list[int] = []
     with staged.open("w") as writer:  # opens once the script's cat opened the FIFO for reading
@@ -60,17 +60,17 @@ def test_a_secret_replaces_an_old_world_readable_file(tmp_path: Path) -> None:
     staged.write_text("new")
     dest.write_text("old")
     dest.chmod(0o644)
-    assert sh("secret_install.sh", str(staged), str(dest)).returncode == 0
+    assert sh("staged_install.sh", str(staged), str(dest), "600").returncode == 0
     assert dest.read_text() == "new" and mode(dest) == 0o600
 
 
 def test_the_secret_travels_through_a_fresh_private_directory_each_time(tmp_path: Path) -> None:
-    """tasks/secret_file.py on a real @local host: the staging path is mktemp's (never a fixed /tmp name
+    """tasks/private_upload.py on a real @local host: the staging path is mktemp's (never a fixed /tmp name
     another user could plant), 0700 while the secret is in it, and gone after."""
     from pyinfra.api import Config, Inventory, State
     from pyinfra.api.connect import connect_all
 
-    from tasks import secret_file
+    from tasks import private_upload
 
     inventory = Inventory((["@local"], {}))
     state = State(inventory, Config())
@@ -86,10 +86,10 @@ def test_the_secret_travels_through_a_fresh_private_directory_each_time(tmp_path
     host.put_file = watched_put  # type: ignore[method-assign]
     dest = tmp_path / "hf" / "token"
     for _ in range(2):
-        assert secret_file._put_secret(host, str(dest), secret_file.Secret("hf_tok"), {})
+        assert private_upload._put_private(host, str(dest), private_upload.Secret("hf_tok"), "600", {})
     assert len(staged) == 2 and staged[0][0] != staged[1][0]  # a fresh directory each time
     for path, parent_mode in staged:
-        assert secret_file._MKTEMP_DIR.match(str(Path(path).parent)) and parent_mode == 0o700
+        assert private_upload._MKTEMP_DIR.match(str(Path(path).parent)) and parent_mode == 0o700
         assert not Path(path).parent.exists()  # removed after
     assert dest.read_text() == "hf_tok" and mode(dest) == 0o600
 

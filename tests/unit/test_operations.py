@@ -30,7 +30,7 @@ from pyinfra.context import ctx_host
 import remote
 from config.layout import Layout
 from config.settings import load
-from tasks import server_process
+from tasks import private_upload, server_process
 from tasks.retention import Kept
 from tasks.venv_plan import VenvPlan
 
@@ -102,6 +102,16 @@ def _args(spec_args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _text(command: Any) -> str:
+    if isinstance(command, private_upload._PrivateUpload):  # its content, destination and mode
+        dest, src, mode = command.args
+        shown = (
+            "<secret>"
+            if isinstance(src, private_upload.Secret)
+            else repr(src.decode())
+            if isinstance(src, bytes)
+            else f"file {src}"
+        )
+        return f"<private upload {shown} to {dest} mode {mode}>"
     if isinstance(command, FunctionCommand):
         return f"<function {command.function.__name__}>"
     if isinstance(command, FileUploadCommand):

@@ -1,0 +1,84 @@
+"""Uploads that no other local user can read or swap: a secret (the HuggingFace token), and every file
+root writes from the controller (rendered files, locks, uploaded wheels and models).
+
+pyinfra's `files.put` under sudo stages an upload at a predictable /tmp name (/tmp/pyinfra-<sha1>) as the
+login user, mode 0644, then root copies it into place: a local user who made that name first (0666)
+can read it, or swap its content before root's copy (a launcher root then runs). Here the bytes
+travel by SFTP (never on a command line) into a fresh `mktemp -d` directory (0700, the login user's),
+and root copies them into place under `umask 077` (unreadable by others from the first byte), gives
+the file its mode and renames it over the old one; the staging directory is removed whatever happens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from io import BytesIO, StringIO
+
+from pyinfra import host
+from pyinfra.api import FunctionCommand, QuoteString, StringCommand, operation
+
+import remote
+from facts.digests import FileDigests
+
+# What `mktemp -d` prints: a directory whose last part is tmp.XXXXXXXXXX (anything else: refused).
+_MKTEMP_DIR = re.compile(r"^/[A-Za-z0-9_./-]*/tmp\.[A-Za-z0-9]{6,}$")
+
+
+class Secret(str):
+    """A string that never shows itself in a repr, a log line or a traceback's arguments."""
+
+    def __repr__(self) -> str:
+        return "<secret>"
+
+
+class _PrivateUpload(FunctionCommand):
+    """Runs _put_private with the operation's connector arguments (sudo or not), which plain
+    FunctionCommands do not pass on."""
+
+    def execute(self, state, host, connector_arguments):
+        return _put_private(host, *self.args, connector_arguments=connector_arguments)
+
+    def __repr__(self) -> str:
+        return f"PrivateUpload({self.args[0]}, mode {self.args[2]})"
+
+
+def _put_private(host, dest: str, src: Secret | bytes | str, mode: str, connector_arguments: dict) -> bool:
+    """src (a secret, bytes, or a file on the controller) to dest with mode, through a private directory."""
+    as_user = {**connector_arguments, "_sudo": False, "_su_user": None, "_doas": False, "_dzdo": False}
+    ok, out = host.run_shell_command(StringCommand("mktemp", "-d"), **as_user)
+    stage_dir = out.stdout.strip() if ok else ""
+    if not _MKTEMP_DIR.match(stage_dir):
+        host.log(f"could not make a private staging directory (mktemp -d gave {stage_dir!r})")
+        return False
+    try:
+        staged = f"{stage_dir}/file"
+        data = StringIO(str(src)) if isinstance(src, Secret) else BytesIO(src) if isinstance(src, bytes) else src
+        if not host.put_file(data, staged, **as_user):
+            return False
+        ok, _ = host.run_shell_command(remote.shell("staged_install.sh", staged, dest, mode), **connector_arguments)
+        return ok
+    finally:
+        host.run_shell_command(StringCommand("rm", "-rf", QuoteString(stage_dir)), **as_user)
+
+
+def upload(dest: str, secret: str) -> _PrivateUpload:
+    """The command that writes secret to dest (0600, root) the safe way, for an operation to yield."""
+    return _PrivateUpload(_put_private, (dest, Secret(secret), "600"), {})
+
+
+def put(dest: str, src: bytes | str, mode: str) -> _PrivateUpload:
+    """The command that writes src (bytes, or the path of a file on the controller) to dest with mode
+    (root's), through a private staging directory, for an operation to yield."""
+    return _PrivateUpload(_put_private, (dest, src, mode), {})
+
+
+@operation()
+def written(dest: str, secret: str):
+    """dest holds exactly secret, mode 0600; rewritten only when either differs."""
+    secret = Secret(secret)
+    current = host.get_fact(FileDigests, [dest]).get(dest)
+    if current and current["mode"] == "600" and current["sha256"] == hashlib.sha256(secret.encode()).hexdigest():
+        host.noop(f"{dest} holds the secret, mode 0600")
+        return
+    yield upload(dest, secret)
