@@ -102,6 +102,34 @@ def _ready(plan: ServerPlan, python: str, models: list[str]) -> StringCommand:
     return remote.python(python, "wait_ready.py", plan.http_host, str(plan.http_port), *args, *models, env=env)
 
 
+def _verified(plan: ServerPlan, verify: str, in_process: bool, proof_file: str) -> StringCommand:
+    """The models called over HTTP and gRPC and, in-process, loaded in the venv: as the server's user, never
+    as root (the in-process check loads what the HF cache holds, which that user may write). Its proof goes
+    to a file root made for it (that user's, 0600, in root's run directory: it cannot be swapped for a
+    link), which root then adds to the start's proof."""
+    check = remote.python(
+        "python3",
+        "verify_models.py",
+        f"{plan.http_host}:{plan.http_port}",
+        f"{plan.http_host}:{plan.grpc_port}",
+        plan.models_dir,
+        "1" if in_process else "0",
+        verify,
+        via=plan.launcher,
+        env={"TRITON_PROOF_FILE": f"{proof_file}.verify" if plan.user != "root" else proof_file},
+    )
+    if plan.user == "root":
+        return check
+    user, mine = plan.user, QuoteString(f"{proof_file}.verify")
+    return StringCommand(
+        "rm", "-f", mine, "&&",
+        "install", "-o", QuoteString(user), "-g", QuoteString(user), "-m", "600", "/dev/null", mine, "&&",
+        "setpriv", QuoteString(f"--reuid={user}"), QuoteString(f"--regid={user}"), "--init-groups", "--no-new-privs",
+        "--inh-caps=-all", "--", check, "&&",
+        "cat", mine, ">>", QuoteString(proof_file), "&&", "rm", "-f", mine,
+    )  # fmt: skip
+
+
 def _all(*commands) -> list:
     """`{ A && B && ...; }` as bits of one StringCommand."""
     bits: list = ["{"]
@@ -146,19 +174,7 @@ def running(
     proof_file = f"{p.run_dir}/proof.txt"
     new = [switch.command(links), _started(p, systemd, wanted_hash, stale), _ready(p, python, models)]
     if verify and verify != "[]":
-        new.append(
-            remote.python(
-                "python3",
-                "verify_models.py",
-                f"{p.http_host}:{p.http_port}",
-                f"{p.http_host}:{p.grpc_port}",
-                p.models_dir,
-                "1" if in_process else "0",
-                verify,
-                via=p.launcher,
-                env={"TRITON_PROOF_FILE": proof_file},
-            )
-        )
+        new.append(_verified(p, verify, in_process, proof_file))
     old = switch.previous(links) if state["pid"] and state["ready"] and state["config_hash"] else None
     if old is None or old == links:
         yield StringCommand(*_all(*new))

@@ -322,3 +322,12 @@ def test_the_first_part_another_user_may_change_is_named() -> None:
         ]
     finally:
         shutil.rmtree(base)
+
+
+def test_an_upload_s_new_folders_are_readable_and_its_file_has_its_mode(tmp_path: Path) -> None:
+    staged = tmp_path / "staged"
+    staged.write_text("model weights")
+    dest = tmp_path / "persist" / "models" / "clf" / "model.safetensors"
+    assert sh("staged_install.sh", str(staged), str(dest), "644").returncode == 0
+    assert mode(dest) == 0o644 and dest.read_text() == "model weights"
+    assert mode(dest.parent) == 0o755 and mode(dest.parent.parent) == 0o755  # the server's user reads them
