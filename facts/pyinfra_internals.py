@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +42,17 @@ def _state_attribute(name: str) -> bool:
 
 def _module(name: str) -> Any:
     return importlib.import_module(name)
+
+
+def _cli_parses() -> list:
+    """What pyinfra's --data makes of "true", "8000", "3.10" and "x", asked in a process of its own:
+    importing pyinfra_cli here would let gevent patch this process's threading."""
+    code = (
+        "import json; from pyinfra_cli.util import parse_cli_arg; "
+        "print(json.dumps([parse_cli_arg(v) for v in ('true', '8000', '3.10', 'x')]))"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    return json.loads(res.stdout) if res.returncode == 0 else []
 
 
 INTERNALS = (
@@ -95,18 +109,13 @@ INTERNALS = (
         "pyinfra_cli.util.parse_cli_arg(arg)",
         "how --data values arrive: true/false as bools, digits as ints, JSON, else the string",
         "config/settings.py (_coerce: 3.10 arrives as 3.1)",
-        lambda: (
-            [__import__("pyinfra_cli.util").util.parse_cli_arg(v) for v in ("true", "8000", "3.10", "x")]
-            == [True, 8000, 3.1, "x"]
-        ),
+        lambda: _cli_parses() == [True, 8000, 3.1, "x"],
     ),
     Internal(
         "a connector class's data_meta (pyinfra.api.connectors.get_all_connectors())",
         "the host data names pyinfra's connectors read (ssh_port ...): allowed beside our settings",
         "config/settings.py (pyinfra_name)",
-        lambda: (
-            "ssh_port" in (__import__("pyinfra.api.connectors").api.connectors.get_all_connectors()["ssh"].data_meta)
-        ),
+        lambda: "ssh_port" in _module("pyinfra.api.connectors").get_all_connectors()["ssh"].data_meta,
     ),
 )
 
