@@ -341,6 +341,6 @@ def test_an_account_the_provisioner_did_not_make_is_refused_and_never_changed(
     out = res.stdout + res.stderr
     assert res.returncode != 0 and "refusing to provision tb1, nothing was changed" in out
     assert "triton_user alice is an account the provisioner did not make (uid 1000, home /home/alice" in out
-    res = run_pyinfra(inv, "deploy/uninstall.py", "-y")
+    res = run_pyinfra(inv, "deploy/uninstall.py", "-y", "-v")  # -v: the noop's reason is shown
     assert "alice was not made by the provisioner: left as it is" in res.stdout + res.stderr
     assert host.ssh("getent passwd alice").stdout == before
