@@ -50,6 +50,11 @@ class HostFacts:
     server_account: AccountData | None = None  # Account of triton_user: None where there is no such user
     cpus: int | None = None  # CPUs online (pyinfra's hardware.Cpus)
 
+    @property
+    def machine(self) -> str:
+        """The host's machine ("x86_64", "aarch64"), as its OS reports it; x86_64 where unknown."""
+        return (self.os["arch"] if self.os else "") or "x86_64"
+
 
 @dataclass(frozen=True)
 class Item:
@@ -103,6 +108,7 @@ class Decisions:
     libpython_dir: str | None = None  # to add to LD_LIBRARY_PATH (not in the linker cache)
     python_source: str = "host"  # "host"; "standalone": python_standalone_url's CPython; "uv": one uv installs
     script_python: str | None = None  # a host python3 that runs the installer's own host scripts
+    machine: str = "x86_64"  # the host's machine, for what is fetched per machine (uv's wheel)
     python_passed_over: tuple[str, ...] = ()  # host interpreters the server's user cannot run, with why
     pip_cert: str = ""  # a CA bundle for pip (the host's, for a standalone Python's pip)
     stub_fixes: dict[str, str] = field(default_factory=dict)  # stub's Python minor -> fix on this host

@@ -248,7 +248,7 @@ def use_standalone(
             f"{settings.python_standalone_url} (chosen by {rule})"
         )
     else:
-        arch = (facts.os or {}).get("arch") or "x86_64"
+        arch = facts.machine
         if arch not in t.UV_WHEELS:
             return PythonChoice(script_python=script_python), [
                 blocker("python", f"no uv wheel is pinned for {arch}", "set python_standalone_url, _sha256, _version")

@@ -83,6 +83,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
         libpython_dir=python.libpython_dir,
         python_source=python.source,
         script_python=python.script_python,
+        machine=facts.machine,
         python_passed_over=python.passed_over,
         pip_cert=python.pip_cert,
         stub_fixes={minor: stub_fix(facts, minor, python.python) for minor in t.STUB_PYTHON_MINORS},

@@ -210,5 +210,4 @@ else:
         size = host.get_fact(UrlSize, url=a.url, _env=settings.proxy_env) if ask else None
         server = serve_models.server_change(settings, layout, d, reading.gpu_ids)
         print(report.plan(host.name, settings, d, cached, server, artifact_size=size), flush=True)
-        arch = (reading.facts.os or {}).get("arch") or "x86_64"
-        install(settings, layout, d, reading.gpu_ids, plan, artifact_verified=cached, arch=arch)
+        install(settings, layout, d, reading.gpu_ids, plan, artifact_verified=cached, arch=d.machine)

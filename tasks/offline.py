@@ -102,7 +102,7 @@ def _uv_gaps(settings: Settings, layout: Layout, decisions: Decisions) -> list[G
     """uv's wheel and a CPython archive of the minor wanted, in the caches (uv checks its sha256 when it
     installs it, offline too)."""
     out = []
-    arch = (decisions.python_path or "").rsplit("-linux-", 1)[-1].split("-gnu", 1)[0]
+    arch = decisions.machine
     url, sha = UV_WHEELS.get(arch, ("", ""))
     if host.get_fact(Sha256File, path=layout.uv_wheel(UV_VERSION, arch)) != sha:
         out.append(
