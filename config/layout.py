@@ -126,6 +126,11 @@ class Layout:
         return "/etc/triton-provisioner/made-users"
 
     @property
+    def network_shell(self) -> str:
+        """The root-only shell that exports the network settings for the steps that download (tasks/network.py)."""
+        return "/etc/triton-provisioner/network-shell"
+
+    @property
     def tools(self) -> str:
         """Programs the installer runs (uv's binary), on local disk beside the installs."""
         return f"{self.home}/tools"

@@ -106,8 +106,7 @@ class Settings:
     @property
     def proxy_env(self) -> dict[str, str]:
         """The proxy variables every download runs with, in both spellings (curl and apt read the
-        lower-case ones, some tools only the upper-case); passed as pyinfra's _env, which exports
-        them inside sudo's shell."""
+        lower-case ones, some tools only the upper-case); exported by the network shell (tasks/network.py)."""
         env = {}
         for name in ("http_proxy", "https_proxy", "no_proxy"):
             value = getattr(self, name)
@@ -115,6 +114,11 @@ class Settings:
                 env[name] = value
                 env[name.upper()] = value
         return env
+
+    @property
+    def network_env(self) -> dict[str, str]:
+        """What the steps that download run with (tasks/network.py): the proxies, and the hub's endpoint."""
+        return {**self.proxy_env, **({"HF_ENDPOINT": self.hf_endpoint} if self.hf_endpoint else {})}
 
     def on_controller(self, path: str) -> Path | None:
         """A controller path from a setting: relative ones are to this tree; None for "" (not kept)."""

@@ -30,6 +30,7 @@ from tasks import (
     apt_packages,
     downloads,
     environment,
+    network,
     offline,
     preflight,
     python_standalone,
@@ -63,13 +64,15 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: VenvPlan, artifa
     venv.restore_started(name="venv snapshot unpacking (background)", plan=venv_plan)
 
     # 1. apt runtime libraries the build and the stub need on this distro (cached on the persistent path)
-    net = settings.proxy_env  # exported inside sudo's shell for every step that downloads
+    # the network settings, exported by a root-only shell for every step that downloads (no command line)
+    network.shell_written(name="network settings shell", path=layout.network_shell, env=settings.network_env)
+    net = network.shell_args(layout.network_shell, settings.network_env)
     apt_packages.installed(
         name="apt runtime libraries",
         packages=d.apt_packages,
         cache_dir=layout.apt_cache,
         offline=settings.offline,
-        _env=net,
+        **net,
     )
 
     # 2. Triton from a checksummed artifact, cached on the persistent path, switched in when complete
@@ -81,7 +84,7 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: VenvPlan, artifa
         dest=a.archive,
         python=d.script_python,
         verified=artifact_verified,
-        _env=net,
+        **net,
     )
     triton_install.installed(
         name="Triton server installed",
@@ -104,7 +107,7 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: VenvPlan, artifa
             sha256=settings.python_standalone_sha256,
             dest=layout.python_standalone_archive,
             python=d.script_python,
-            _env=net,
+            **net,
         )
         python_standalone.unpacked(
             name="Standalone Python unpacked",
@@ -123,7 +126,7 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: VenvPlan, artifa
             sha256=uv_sha,
             dest=layout.uv_wheel(UV_VERSION, arch),
             python=d.script_python,
-            _env=net,
+            **net,
         )
         python_standalone.uv_installed(
             name="Standalone Python installed by uv",
@@ -138,7 +141,7 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: VenvPlan, artifa
             mirror=settings.python_install_mirror,
             downloads_list=settings.python_downloads_json_url,
             offline=settings.offline,
-            _env=net,
+            **net,
         )
 
     # 3. environment: env.sh, profile, launcher, log rotation
@@ -148,7 +151,7 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: VenvPlan, artifa
     if settings.pip_find_links.startswith("upload:"):
         upload.directory(settings.pip_find_links[7:], layout.uploaded_wheels, "Wheels uploaded from the controller")
     venv.created(name="venv", plan=venv_plan)
-    venv.wheelhouse_filled(name="Wheels in the persistent wheelhouse", plan=venv_plan, _env=net)
+    venv.wheelhouse_filled(name="Wheels in the persistent wheelhouse", plan=venv_plan, **net)
     venv.packages_installed(name="venv packages", plan=venv_plan)
 
     # 5. HuggingFace cache on the persistent path
@@ -205,9 +208,11 @@ else:
         print("\n".join(refused.shown), flush=True)
         run_summary.refuse(state, host, refused.reason, "provision")
     else:
-        # the artifact's size, asked from the host through its proxy (never with a URL's credentials)
+        # the artifact's size, asked from the host through its proxy (never with a URL's credentials, nor a
+        # proxy's on a command line: only once the network shell holds them)
         ask = preflight.asks_artifact_size(settings, d, cached)
-        size = host.get_fact(UrlSize, url=a.url, _env=settings.proxy_env) if ask else None
+        via = network.fact_args(layout.network_shell, settings.network_env) if ask else None
+        size = host.get_fact(UrlSize, url=a.url, **via) if via is not None else None
         server = serve_models.server_change(settings, layout, d, reading.gpu_ids)
         print(report.plan(host.name, settings, d, cached, server, artifact_size=size), flush=True)
         install(settings, layout, d, reading.gpu_ids, plan, artifact_verified=cached, arch=d.machine)

@@ -16,7 +16,7 @@ from pyinfra import host, state
 
 from compat.reading import read_host
 from config.secrets import mask_output
-from tasks import run_summary, timings
+from tasks import network, run_summary, timings
 from tasks.serve_models import serve
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
@@ -31,4 +31,7 @@ if assessment.blockers or missing:
     names = ", ".join(i.name for i in [*assessment.blockers, *missing])
     run_summary.refuse(state, host, f"not provisioned for serving ({names}): run deploy/provision.py first", "serve")
 else:
-    serve(reading.settings, reading.layout, assessment.decisions, reading.gpu_ids)
+    # the network settings as they are now (a hub model fetched here runs in that shell)
+    layout = reading.layout
+    network.shell_written(name="network settings shell", path=layout.network_shell, env=reading.settings.network_env)
+    serve(reading.settings, layout, assessment.decisions, reading.gpu_ids)

@@ -8,55 +8,13 @@ and password comes as @URLFILE (a root-only file, removed once read), never on t
 it is sent as HTTP Basic authentication and shown with its password masked.
 """
 
-import base64
 import hashlib
 import http.client
 import os
-import re
 import sys
-import urllib.parse
-import urllib.request
 
+from _http import OPENER, masked, request
 from _progress import Progress
-
-
-def masked(url: str) -> str:
-    """url with its password (or a lone token) shown as *** (the controller's config/secrets.py rule)."""
-
-    def hide(m):
-        user, sep, _ = m.group(2).partition(":")
-        return f"{m.group(1)}{user}:***@" if sep else f"{m.group(1)}***@"
-
-    return re.sub(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s'\"]*)@", hide, url)
-
-
-class NoCredentialsAcrossHosts(urllib.request.HTTPRedirectHandler):
-    """Follows a redirect, but sends the Authorization header (a URL's user and password) only back to the
-    host it was given for: a redirect to another host, scheme or port never gets them."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None:
-            old, moved = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(new.full_url)
-            if (old.scheme, old.hostname, old.port) != (moved.scheme, moved.hostname, moved.port):
-                new.remove_header("Authorization")
-        return new
-
-
-OPENER = urllib.request.build_opener(NoCredentialsAcrossHosts)
-
-
-def request(url: str) -> urllib.request.Request:
-    """A request for url; its user and password, if any, moved into a Basic Authorization header."""
-    parts = urllib.parse.urlsplit(url)
-    if not (parts.username or parts.password):
-        return urllib.request.Request(url)
-    host = parts.hostname + (f":{parts.port}" if parts.port else "")
-    bare = urllib.parse.urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-    user = urllib.parse.unquote(parts.username or "")
-    password = urllib.parse.unquote(parts.password or "")
-    token = base64.b64encode(f"{user}:{password}".encode()).decode()
-    return urllib.request.Request(bare, headers={"Authorization": f"Basic {token}"})
 
 
 def main(url: str, dest: str, sha256: str) -> int:

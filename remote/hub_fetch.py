@@ -1,26 +1,45 @@
-"""Download the files a model's task loads from the HuggingFace Hub into HF_HOME, and no others.
+"""Download the files a model's task loads from the HuggingFace Hub into the HF cache, verified, and no others.
 
-    VENV_PYTHON hub_fetch.py REPO REVISION MARKER_DIR
+    python3 hub_fetch.py REPO REVISION MARKER_FILE
 
 Only root-level files: the configuration and tokenizer files (*.json, *.txt, *.model) and one copy
 of the weights: the safetensors files where the repository has them, else the PyTorch ones; never
-the TensorFlow, Flax, ONNX, GGUF or other copies many repositories carry, nor subfolders. The commit
-the revision resolved to and the files fetched are recorded in MARKER_DIR (JSON, written when the
-download is complete), which the HubSnapshot fact reads. Runs with the venv's python (its
-huggingface_hub; HF_HOME, HF_ENDPOINT and the token file come from the environment).
+the TensorFlow, Flax, ONNX, GGUF or other copies many repositories carry, nor subfolders.
+
+Nothing the hub (or a mirror standing in for it) sends is trusted as a path: the commit must be 40
+hex digits, a file name one plain name, and each file's cache name is its digest from the hub's file
+list (the sha256 of a large-file-storage file, the git blob id of the others), both checked as hex.
+Every file is checked against that digest (and its size) before it enters the cache, so a truncated,
+altered or substituted file never does. The layout is huggingface_hub's (blobs/, snapshots/COMMIT/,
+refs/REVISION), which the served models load offline. The commit, the files and their digests go to
+MARKER_FILE (JSON), read by the HubSnapshot fact. A partial file resumes on the next run.
+
+Runs as the server's user (the cache is that user's; root never writes in it), with the host's
+python3 (3.8+) and no huggingface_hub: HF_HOME (or HF_HUB_CACHE), HF_ENDPOINT and HF_TOKEN come from
+the environment; the token is sent to the hub's own host only, never after a redirect to another.
 """
 
-import contextlib
+import hashlib
+import http.client
 import json
 import os
+import re
 import sys
-import threading
+import urllib.parse
 
-from _common import marker_name
+from _http import OPENER, masked, request
 from _progress import Progress
 
 CONFIG_SUFFIXES = (".json", ".txt", ".model")
 OTHER_WEIGHTS = ("tf_model", "flax_model", "rust_model", "model.onnx", "coreml", "openvino")
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
+PLAIN_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+ -]*$")  # one name: no "/", no leading dot, no "\"
+
+
+class Refused(Exception):
+    """What the hub sent cannot be used (a name, a digest, a size): nothing of it entered the cache."""
 
 
 def lean_files(names):
@@ -41,64 +60,173 @@ def lean_files(names):
     return sorted(set(config + weights))
 
 
-def blob_bytes(folder):
-    """Bytes in a repository's blob folder of the HF cache, partial downloads (.incomplete) too."""
-    total = 0
-    for entry in os.scandir(folder) if os.path.isdir(folder) else ():
-        with contextlib.suppress(OSError):  # renamed meanwhile
-            total += entry.stat(follow_symlinks=False).st_size
-    return total
+def expected(sibling):
+    """(cache name, digest kind, size) of one file of the hub's list, or Refused naming what is wrong."""
+    name = sibling.get("rfilename", "")
+    if not PLAIN_NAME.match(name) or name in (".", ".."):
+        raise Refused(f"the hub names a file {name!r}, which is not a plain file name")
+    lfs = sibling.get("lfs") or {}
+    size = lfs.get("size", sibling.get("size"))
+    if not isinstance(size, int) or size < 0:
+        raise Refused(f"the hub gives no size for {name}")
+    if lfs:
+        digest = str(lfs.get("sha256", "")).lower()
+        if not SHA256.match(digest):
+            raise Refused(f"the hub gives {name} a sha256 that is not 64 hex digits: {digest[:80]!r}")
+        return digest, "sha256", size
+    blob = str(sibling.get("blobId", "")).lower()
+    if not COMMIT.match(blob):
+        raise Refused(f"the hub gives {name} no digest to check it by (blobId {blob[:80]!r})")
+    return blob, "git-blob-sha1", size
 
 
-def watched(folder, progress, stop):
-    """Progress lines while the download runs: the growth of the blob folder."""
-    start = blob_bytes(folder)
-    while not stop.wait(0.5):
-        progress.update(max(blob_bytes(folder) - start, 0))
-    progress.finished(max(blob_bytes(folder) - start, 0))
+def hasher(kind, size):
+    """A hash of the kind the hub gives: sha256 of the bytes, or git's blob id (sha1 of a header and them)."""
+    if kind == "sha256":
+        return hashlib.sha256()
+    h = hashlib.sha1()
+    h.update(b"blob %d\0" % size)
+    return h
 
 
-def main(repo, revision, marker_dir):
-    from huggingface_hub import HfApi, constants, snapshot_download
+def api_get(endpoint, path, token):
+    """The JSON at endpoint + path."""
+    with OPENER.open(authorized(endpoint + path, token), timeout=60) as resp:
+        return json.loads(resp.read(50 << 20))
 
+
+def authorized(url, token):
+    """A request for url with the token as a Bearer header (the URL's own user and password win)."""
+    req = request(url)
+    if token and not req.has_header("Authorization"):
+        req.add_header("Authorization", f"Bearer {token}")
+    return req
+
+
+def download(url, token, blob, kind, size, progress, done_before):
+    """The file at url into blob (verified against its digest and size), resuming BLOB.incomplete."""
+    part = blob + ".incomplete"
     try:
-        info = HfApi().model_info(repo, revision=revision, files_metadata=True)
-        files = lean_files([s.rfilename for s in info.siblings or []])
-        if not any(f.endswith((".safetensors", ".bin")) for f in files):
-            print(f"hub: {repo}@{revision} has no safetensors or PyTorch weights at its top level", file=sys.stderr)
-            return 3
-        total = sum(s.size or 0 for s in info.siblings or [] if s.rfilename in files)
-        blobs = os.path.join(constants.HF_HUB_CACHE, "models--" + repo.replace("/", "--"), "blobs")
-        stop = threading.Event()
-        watcher = threading.Thread(target=watched, args=(blobs, Progress(f"hub {repo}", total), stop), daemon=True)
-        watcher.start()
-        try:
-            path = snapshot_download(repo, revision=revision, allow_patterns=files)
-        finally:
-            stop.set()
-            watcher.join(timeout=5)
-    except Exception as exc:  # every download error: say which model, and that a rerun resumes
+        have = os.lstat(part).st_size if os.path.isfile(part) and not os.path.islink(part) else 0
+    except OSError:
+        have = 0
+    if have > size or (os.path.lexists(part) and not have):
+        os.unlink(part)
+        have = 0
+    req = authorized(url, token)
+    if have:
+        req.add_header("Range", f"bytes={have}-")
+    with OPENER.open(req, timeout=60) as resp:
+        if have and resp.status != 206:
+            have = 0  # the server sent the whole file
+        flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_APPEND if have else os.O_TRUNC)
+        with os.fdopen(os.open(part, flags, 0o644), "ab" if have else "wb") as out:
+            got = have
+            while True:
+                chunk = resp.read(1 << 20)
+                if not chunk:
+                    break
+                if got + len(chunk) > size:
+                    raise Refused(f"{url} sent more than the {size} bytes the hub's file list gives")
+                out.write(chunk)
+                got += len(chunk)
+                progress.update(done_before + got, os.path.basename(url))
+    if got != size:
+        raise http.client.IncompleteRead(b"", size - got)
+    digest = hasher(kind, size)
+    with open(part, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    if digest.hexdigest() != os.path.basename(blob):
+        os.unlink(part)
+        raise Refused(
+            f"{url}: its {kind} is {digest.hexdigest()}, the hub's file list gives {os.path.basename(blob)} "
+            "(altered or substituted in transit or on the mirror); removed"
+        )
+    os.replace(part, blob)
+
+
+def link(target, path):
+    """path is a symbolic link to target (replaced atomically)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(target, tmp)
+    os.replace(tmp, path)
+
+
+def write_text(path, text):
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def fetch(repo, revision, endpoint, token, cache):
+    """Fetch repo@revision's lean files into cache; returns (commit, {file: "kind:digest"}, bytes, skipped)."""
+    if not REPO.match(repo) or ".." in repo.split("/"):
+        raise Refused(f"{repo!r} is not a repository id (org/name)")
+    if not revision or revision.startswith("/") or ".." in revision.split("/") or "\\" in revision:
+        raise Refused(f"{revision!r} is not a revision (a branch, tag or commit without '..')")
+    quoted = urllib.parse.quote(revision, safe="")
+    info = api_get(endpoint, f"/api/models/{repo}/revision/{quoted}?blobs=true", token)
+    commit = str(info.get("sha", "")).lower()
+    if not COMMIT.match(commit):
+        raise Refused(f"the hub gives {repo}@{revision} a commit that is not 40 hex digits: {commit[:80]!r}")
+    siblings = [s for s in info.get("siblings") or [] if isinstance(s, dict)]
+    files = lean_files([str(s.get("rfilename", "")) for s in siblings])
+    if not any(f.endswith((".safetensors", ".bin")) for f in files):
+        raise Refused(f"{repo}@{revision} has no safetensors or PyTorch weights at its top level")
+    wanted = {f: expected(s) for s in siblings for f in files if s.get("rfilename") == f}
+    folder = os.path.join(cache, "models--" + repo.replace("/", "--"))
+    blobs, snapshot = os.path.join(folder, "blobs"), os.path.join(folder, "snapshots", commit)
+    os.makedirs(blobs, exist_ok=True)
+    os.makedirs(snapshot, exist_ok=True)
+    total = sum(size for _, _, size in wanted.values())
+    progress, done = Progress(f"hub {repo}", total), 0
+    for name, (digest, kind, size) in sorted(wanted.items()):
+        blob = os.path.join(blobs, digest)
+        if not (os.path.isfile(blob) and not os.path.islink(blob) and os.path.getsize(blob) == size):
+            url = f"{endpoint}/{repo}/resolve/{commit}/{urllib.parse.quote(name)}"
+            download(url, token, blob, kind, size, progress, done)
+        link(f"../../blobs/{digest}", os.path.join(snapshot, name))
+        done += size
+        progress.update(done)
+    progress.finished(done)
+    if revision != commit:
+        ref = os.path.join(folder, "refs", revision)
+        os.makedirs(os.path.dirname(ref), exist_ok=True)
+        write_text(ref, commit)
+    digests = {name: f"{kind}:{digest}" for name, (digest, kind, _) in wanted.items()}
+    return commit, snapshot, digests, total, len(siblings) - len(files)
+
+
+def main(repo, revision, marker_file):
+    endpoint = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    home = os.environ.get("HF_HOME") or os.path.expanduser("~/.cache/huggingface")
+    cache = os.environ.get("HF_HUB_CACHE") or os.path.join(home, "hub")
+    token = os.environ.get("HF_TOKEN", "").strip()
+    try:
+        commit, snapshot, digests, size, skipped = fetch(repo, revision, endpoint, token, cache)
+    except Refused as exc:
         print(
-            f"hub: download of {repo}@{revision} failed: {type(exc).__name__}: {exc}. Run again: a partial "
-            "file resumes where it stopped.",
+            f"hub: {repo}@{revision} refused: {masked(str(exc))}. Nothing unverified entered the cache.",
+            file=sys.stderr,
+        )
+        return 3
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # refused, reset, timed out, cut short
+        print(
+            f"hub: download of {repo}@{revision} failed (from {masked(endpoint)}): {type(exc).__name__}: "
+            f"{masked(str(exc))}. Run again: a partial file resumes where it stopped.",
             file=sys.stderr,
         )
         return 1
-    missing = [f for f in files if not os.path.isfile(os.path.join(path, f))]
-    if missing:
-        print(f"hub: {repo}@{revision}: {', '.join(missing)} missing after the download", file=sys.stderr)
-        return 1
-    commit = os.path.basename(path.rstrip("/"))
-    size = sum(os.path.getsize(os.path.join(path, f)) for f in files)
-    os.makedirs(marker_dir, exist_ok=True)
-    dest = os.path.join(marker_dir, marker_name(repo, revision))
-    with open(dest + ".tmp", "w") as f:
-        json.dump({"repo": repo, "revision": revision, "commit": commit, "files": files, "path": path}, f)
-    os.replace(dest + ".tmp", dest)
-    skipped = len(info.siblings or []) - len(files)
+    record = {"repo": repo, "revision": revision, "commit": commit, "files": sorted(digests), "path": snapshot}
+    with open(marker_file, "w") as f:
+        json.dump({**record, "digests": digests}, f)
     print(
-        f"hub: {repo}@{revision} is commit {commit}: {len(files)} files, {size} bytes "
-        f"({skipped} other files of the repository not fetched)",
+        f"hub: {repo}@{revision} is commit {commit}: {len(digests)} files, {size} bytes, each checked against "
+        f"the hub's digest ({skipped} other files of the repository not fetched)",
         file=sys.stderr,
     )
     return 0

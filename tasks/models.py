@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jinja2 import Environment, StrictUndefined
 from pyinfra import host
-from pyinfra.api import deploy, operation
+from pyinfra.api import QuoteString, StringCommand, deploy, operation
 from pyinfra.operations import files
 
 import remote
@@ -18,7 +18,9 @@ from config.layout import Layout
 from config.models import ModelSpec
 from facts.files import TreeEntries
 from facts.hub import HubSnapshot
+from remote._common import marker_name
 from tasks import private_upload, small_files, upload
+from tasks.network import NetworkArgs
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "models"
 _JINJA = Environment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
@@ -96,24 +98,49 @@ def verify_spec(
     )
 
 
+def fetch_command(python: str, hf_home: str, hf_cache: str, markers: str, repo: str, revision: str, user: str):
+    """hub_fetch.py as user (never root where the server has its own: the cache is that user's, and what
+    the hub sends is handled by code that cannot write anywhere else), the token in its environment (read
+    by root from the root-only token file, never on a command line). Its record goes to a file root made
+    for it in root's marker folder (it cannot be swapped for a link there), then root moves it into place."""
+    marker = f"{markers}/{marker_name(repo, revision)}"
+    part, token = QuoteString(f"{marker}.fetching"), QuoteString(f"{hf_home}/token")
+    env = {"HF_HOME": hf_home, "HF_HUB_CACHE": hf_cache}
+    fetch = remote.python(python, "hub_fetch.py", repo, revision, f"{marker}.fetching", env=env)
+    own: list = ["install", "-m", "600", "/dev/null", part]
+    drop: list = []
+    if user != "root":
+        who = QuoteString(user)
+        own = ["install", "-o", who, "-g", who, "-m", "600", "/dev/null", part]
+        drop = [
+            "setpriv", QuoteString(f"--reuid={user}"), QuoteString(f"--regid={user}"), "--init-groups",
+            "--no-new-privs", "--inh-caps=-all", "--",
+        ]  # fmt: skip
+    return StringCommand(
+        "mkdir", "-p", "-m", "755", QuoteString(markers), "&&", "rm", "-f", part, "&&", *own, "&&",
+        "if", "[", "-s", token, "];", "then", "HF_TOKEN=$(cat", token, ");", "export", "HF_TOKEN;", "fi", "&&",
+        *drop, fetch, "&&",
+        "chown", "root:root", part, "&&", "chmod", "644", part, "&&", "mv", "-f", part, QuoteString(marker),
+    )  # fmt: skip
+
+
 @operation()
-def hub_snapshot(python: str, hf_home: str, markers: str, repo: str, revision: str, endpoint: str = ""):
-    """The files the model's task loads at this revision are in HF_HOME's cache, fetched once with
-    the huggingface_hub of the venv the server is to run (python), lean (remote/hub_fetch.py); the
-    commit the revision resolved to is recorded. endpoint: the hub's URL ("" = huggingface.co)."""
+def hub_snapshot(python: str, hf_home: str, hf_cache: str, markers: str, repo: str, revision: str, user: str):
+    """The files the model's task loads at this revision are in the HF cache, fetched once and verified
+    against the hub's digests (remote/hub_fetch.py), as the server's user; the commit the revision
+    resolved to and the files' digests are recorded where only root writes."""
     if host.get_fact(HubSnapshot, markers, repo, revision):
         host.noop(f"{repo}@{revision} is in the HuggingFace cache")
         return
-    env = {"HF_HOME": hf_home, "HF_HUB_DISABLE_PROGRESS_BARS": "1", **({"HF_ENDPOINT": endpoint} if endpoint else {})}
-    yield remote.live(remote.python(python, "hub_fetch.py", repo, revision, markers, env=env))  # progress shown
+    yield remote.live(fetch_command(python, hf_home, hf_cache, markers, repo, revision, user))  # progress shown
 
 
 @deploy("Model sources")
 def sources(
-    specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str, net: dict[str, str], python: str, endpoint: str = ""
+    specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str, net: NetworkArgs, python: str, user: str
 ) -> None:
-    """path: models uploaded (changed files only); hub: models fetched into HF_HOME; the token 0600,
-    and no token file left once the setting is cleared."""
+    """path: models uploaded (changed files only); hub: models fetched into the HF cache as user (with
+    the network shell's settings, net); the token 0600, and no token file left once the setting is cleared."""
     token = f"{layout.hf_home}/token"
     if hf_token:
         private_upload.written(name="HuggingFace token (0600)", dest=token, secret=hf_token)
@@ -127,11 +154,12 @@ def sources(
                 name=f"Model {spec.name}: {spec.source} in HF_HOME",
                 python=python,
                 hf_home=layout.hf_home,
+                hf_cache=layout.hf_cache,
                 markers=layout.hub_markers,
                 repo=spec.repo,
                 revision=spec.revision,
-                endpoint=endpoint,
-                _env=net,
+                user=user,
+                **net,
             )
 
 

@@ -10,7 +10,7 @@ from config.layout import Layout
 from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
-from tasks import models, server_process, server_unit, server_user, switch, venv_plan
+from tasks import models, network, server_process, server_unit, server_user, switch, venv_plan
 from tasks.triton_install import installed_dir
 
 
@@ -62,12 +62,21 @@ def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_
 def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int]) -> tuple[tuple[str, str], ...]:
     """Add the serving operations for one host; returns what the server is to run, (link, target) pairs."""
     venv_python = f"{venv_plan.target(settings, layout, decisions)}/bin/python3"
-    models.sources(settings.models, layout, settings.hf_token, settings.proxy_env, venv_python, settings.hf_endpoint)
+    # the server's user first: the hub's files are fetched as that user, into its cache
+    server_user.present(settings.triton_user, layout.run, layout.hf_cache, layout.made_users)
+    net = network.shell_args(layout.network_shell, settings.network_env)
+    models.sources(
+        specs=settings.models,
+        layout=layout,
+        hf_token=settings.hf_token,
+        net=net,
+        python=venv_python,
+        user=settings.triton_user,
+    )
     repo_files = models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving)
     models.repository(models.repository_dir(layout, repo_files), repo_files)
     for path, versions in ((layout.venv, layout.venvs), (layout.models, layout.repositories)):
         switch.adopted(name=f"{path}: a link", path=path, versions=versions)
-    server_user.present(settings.triton_user, layout.run, layout.hf_cache, layout.made_users)
     server = server_process.plan(settings, layout)
     wanted = wanted_hash(settings, layout, decisions, repo_files)
     targets = links(settings, layout, decisions, repo_files)

@@ -82,6 +82,19 @@ class Hub:
             self.log.append(request)
 
 
+def _metadata(path: Path) -> dict:
+    """What the hub's file list gives of a file with `blobs=true`: its size and git blob id, and for a
+    large-file-storage file (weights) the sha256 and size of its content."""
+    data = path.read_bytes()
+    if path.suffix in (".safetensors", ".bin"):
+        pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{hashlib.sha256(data).hexdigest()}\n"
+        pointer += f"size {len(data)}\n"
+        blob = hashlib.sha1(b"blob %d\0" % len(pointer) + pointer.encode()).hexdigest()
+        lfs = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": len(pointer)}
+        return {"size": len(data), "blobId": blob, "lfs": lfs}
+    return {"size": len(data), "blobId": hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()}
+
+
 class _Handler(BaseHTTPRequestHandler):
     def __init__(self, *args, hub: Hub, **kwargs):
         self.hub = hub
@@ -121,8 +134,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._missing(repo_id, file)
         if not file:
             names = sorted(str(p.relative_to(repo.root)) for p in repo.root.rglob("*") if p.is_file())
-            blobs = "blobs=true" in self.path.split("?", 1)[-1]  # files_metadata: the hub adds each size
-            siblings = [{"rfilename": n, **({"size": (repo.root / n).stat().st_size} if blobs else {})} for n in names]
+            blobs = "blobs=true" in self.path.split("?", 1)[-1].lower()  # files_metadata: the hub adds each size
+            siblings = [{"rfilename": n, **(_metadata(repo.root / n) if blobs else {})} for n in names]
             data = json.dumps({"id": repo_id, "modelId": repo_id, "sha": repo.commit, "siblings": siblings}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

@@ -351,6 +351,34 @@ def test_a_model_that_fails_to_load_gives_its_log_lines(served_host: dict, model
     assert res.returncode == 0, res.stderr[-3000:]
 
 
+def test_links_the_server_user_plants_in_its_cache_reach_nothing_of_roots(served_host: dict) -> None:
+    """The HF cache is triton-server's; the fetch runs as that user. That user moves a model's folder aside
+    (the next run fetches it again) and plants refs/main -> a root-only file and the weights' partial
+    download -> another: the run fetches, serves, and neither root file changed (root wrote nothing there)."""
+    host = served_host["host"]
+    folder = "/persist/huggingface/hub/models--tiny--clf"
+    markers = host.ssh("cat /persist/huggingface/provisioner-fetched/*.json").stdout.replace("}{", "}\n{")
+    marker = next(m for m in map(json.loads, markers.splitlines()) if m["repo"] == "tiny/clf")
+    weights = marker["digests"]["model.safetensors"].split(":")[1]
+    assert marker["digests"]["config.json"].startswith("git-blob-sha1:")  # every file has its hub digest
+    host.ssh("printf root-only > /root/target-ref && printf root-too > /root/target-blob && chmod 600 /root/target-*")
+    as_server = "setpriv --reuid=triton-server --regid=triton-server --init-groups"
+    plant = (
+        f"mv {folder} {folder}.aside && mkdir -p {folder}/refs {folder}/blobs"
+        f" && ln -s /root/target-ref {folder}/refs/main && ln -s /root/target-blob {folder}/blobs/{weights}.incomplete"
+    )
+    res = host.ssh(f"{as_server} sh -c {shlex.quote(plant)}", check=False)
+    assert res.returncode == 0, res.stderr
+    res, results = serve(served_host)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    assert results["Model sources | Model clf_hub: hub:tiny/clf@main in HF_HOME"]["success"] == 1  # fetched again
+    assert host.ssh("cat /root/target-ref /root/target-blob").stdout == "root-onlyroot-too"
+    assert host.ssh(f"cat {folder}/refs/main").stdout == marker["commit"]  # a file now, not the link
+    assert host.ssh(f"find {folder} ! -user triton-server").stdout == ""  # root made nothing in the cache
+    assert infer(host, "clf_hub", TEXTS)["LABEL"].shape == (len(TEXTS), 1)
+    host.ssh(f"rm -rf {folder}.aside /root/target-ref /root/target-blob")
+
+
 def test_hub_models_are_fetched_lean_and_pinned_and_a_cut_transfer_resumes(
     served_host: dict, models_dir: Path, hub, tmp_path: Path
 ) -> None:
@@ -359,7 +387,7 @@ def test_hub_models_are_fetched_lean_and_pinned_and_a_cut_transfer_resumes(
     model), the next run resumes it from where it stopped (a Range request) and serves the model."""
     host = served_host["host"]
     full = tmp_path / "full"
-    # weights of ~14 MB: huggingface_hub writes in 10 MB chunks, so a cut after 12 MB leaves one to resume from
+    # weights of ~14 MB: hub_fetch.py writes what it reads as it comes, so a cut after 12 MB leaves that to resume from
     tiny_models.make("classifier", full, seed=3, vocab_rows=110_000)
     for name in ("tf_model.h5", "flax_model.msgpack", "pytorch_model.bin", "rust_model.ot"):
         (full / name).write_bytes(os.urandom(200_000))

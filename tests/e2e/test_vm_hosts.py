@@ -29,6 +29,34 @@ HOME = "/opt/tri%ton"
 TOKEN = "hf_e2e" + secrets.token_hex(12)
 CANARY = "canary" + secrets.token_hex(12)
 URL_PASSWORD = "pw" + secrets.token_hex(8)
+PROXY_PASSWORD = "proxypw" + secrets.token_hex(8)  # in the proxy URLs (the test proxy ignores it)
+HUB_PASSWORD = "hubpw" + secrets.token_hex(8)  # in hf_endpoint (no hub model here: it is only carried)
+
+# Run as `nobody` while the provision runs: every process's command line, read again and again, for the
+# passwords; it also counts the processes it saw run in the network shell (proving it saw the downloads).
+PS_WATCHER = r"""
+import os, sys
+needles, stop = [bytes.fromhex(n) for n in sys.argv[1].split(",")], sys.argv[2]  # hex: not itself a hit
+scans, hits, shell = 0, set(), set()
+while not os.path.exists(stop):
+    scans += 1
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if b"/etc/triton-provisioner/network-shell" in cmd:
+            shell.add(pid)
+        for needle in needles:
+            if needle in cmd:
+                hits.add(cmd.replace(b"\0", b" ").decode(errors="replace"))
+for hit in sorted(hits):
+    print("HIT", hit, flush=True)
+print("PS_SCANS", scans, "NETWORK_SHELL", len(shell), flush=True)
+"""
 
 # Run as `nobody` while the provision runs: reads every file it can under the places an upload or a
 # copy passes through, again and again, and names any that holds the token (or the canary that the
@@ -116,9 +144,10 @@ def vm_inv(vm: TestHost, net: tuple[Mirror, Proxy], tmp_path_factory: pytest.Tem
         # the artifact behind a user and password (the mirror ignores them; they must never show)
         "triton_pytriton_url": served["triton_pytriton_url"].replace("http://", f"http://ops:{URL_PASSWORD}@"),
         "pip_find_links": served["pip_find_links"].replace("http://", f"http://ops:{URL_PASSWORD}@"),
-        "http_proxy": proxy.url,
-        "https_proxy": proxy.url,
+        "http_proxy": proxy.url.replace("http://", f"http://ops:{PROXY_PASSWORD}@"),
+        "https_proxy": proxy.url.replace("http://", f"http://ops:{PROXY_PASSWORD}@"),
         "no_proxy": "metadata.internal",
+        "hf_endpoint": f"https://ops:{HUB_PASSWORD}@hub.internal",
         "triton_home": HOME,
         "venv_dir": f"{HOME}/venv",
         "hf_token": TOKEN,
@@ -139,10 +168,23 @@ def first_run(vm: TestHost, vm_inv: Path, net: tuple[Mirror, Proxy]) -> dict:
         " > /root/watch.out 2>&1 < /dev/null &",
     )
     wait_for("the watcher found the canary", lambda: "CANARY" in vm.ssh("cat /root/watch.out").stdout, 30)
+    ps_watcher = PS_WATCHER.replace("'", "'\\''")
+    needles = ",".join(p.encode().hex() for p in (PROXY_PASSWORD, HUB_PASSWORD))
+    ssh_ok(
+        vm,
+        f"nohup runuser -u nobody -- python3 -c '{ps_watcher}' {needles} /run/watch-stop"
+        " > /root/ps.out 2>&1 < /dev/null &",
+    )
     res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", "-vvv")
     ssh_ok(vm, "touch /run/watch-stop")
     wait_for("the watcher finished", lambda: "SCANS" in vm.ssh("cat /root/watch.out").stdout, 60)
-    return {"res": res, "out": res.stdout + res.stderr, "watch": vm.ssh("cat /root/watch.out").stdout}
+    wait_for("the ps watcher finished", lambda: "PS_SCANS" in vm.ssh("cat /root/ps.out").stdout, 60)
+    return {
+        "res": res,
+        "out": res.stdout + res.stderr,
+        "watch": vm.ssh("cat /root/watch.out").stdout,
+        "ps": vm.ssh("cat /root/ps.out").stdout,
+    }
 
 
 def test_systemd_reads_back_each_word_as_the_unit_writer_meant(vm: TestHost) -> None:
@@ -216,10 +258,23 @@ def test_the_token_was_never_readable_by_another_user(vm: TestHost, first_run: d
     assert leftovers == ""
 
 
+def test_proxy_and_hub_passwords_never_reach_a_command_line(vm: TestHost, first_run: dict) -> None:
+    """Every download ran through the network shell (root's, 0700), not with the settings exported on the
+    command line sudo runs: no local user saw a password in `ps` at any moment of the run."""
+    ps = first_run["ps"]
+    scans, through_shell = map(int, re.search(r"PS_SCANS (\d+) NETWORK_SHELL (\d+)", ps).groups())
+    assert scans >= 100 and through_shell >= 3, ps  # it looked all along, and saw the downloads run
+    assert "HIT" not in ps, ps
+    assert ssh_ok(vm, "stat -c '%a %U' /etc/triton-provisioner/network-shell") == "700 root"
+    for password in (PROXY_PASSWORD, HUB_PASSWORD):
+        assert password not in first_run["out"]  # -vvv: every command and its output
+
+
 def test_a_url_password_is_never_shown_nor_left_on_the_host(vm: TestHost, first_run: dict) -> None:
     assert URL_PASSWORD not in first_run["out"]
     places = "/tmp /var/tmp /home /root /persist /opt /etc/systemd"
-    assert vm.ssh(f"grep -rl {URL_PASSWORD} {places} 2>/dev/null", check=False).stdout == ""
+    for password in (URL_PASSWORD, PROXY_PASSWORD, HUB_PASSWORD):
+        assert vm.ssh(f"grep -rl {password} {places} 2>/dev/null", check=False).stdout == ""
     assert vm.ssh("ls /persist/downloads/*.url 2>/dev/null", check=False).stdout == ""  # read, then removed
 
 
