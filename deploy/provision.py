@@ -201,7 +201,7 @@ else:
     a = d.chosen_artifact
     cached = host.get_fact(Sha256File, path=a.archive) == a.sha256  # the download step reuses it
     has_zstd = preflight.wants_zstd(settings) and bool(host.get_fact(Which, command="zstd"))
-    plan = preflight.venv_plan(settings, layout, d, has_zstd, restore_token=secrets.token_hex(6))
+    plan = preflight.venv_plan(settings, layout, d, has_zstd, secrets.token_hex(6), host.name)
     gaps = offline.gaps(settings, layout, d, plan, cached, reading.facts.uv_pythons) if settings.offline else []
     refused = preflight.refusal(host.name, settings, has_zstd, gaps)
     if refused:

@@ -1,29 +1,46 @@
-# $1 venv, $2 snapshot: unpack beside the venv, then swap. The snapshot is read from the persistent
-# path once (it may be a slow network drive): copied to the venv's local disk while its sha256 is
-# taken, checked against the sha256 recorded when it was written (the drive may be shared or flaky,
-# and root installs from it), and only then unpacked from the local copy. A damaged or altered one is
-# named, removed, and the venv is kept. Its suffix says how it is compressed (.tar, .tar.gz, .tar.zst).
+# $1 venv, $2 snapshot, $3 its sha256 as the controller recorded it when the snapshot was written, $4 the
+# directory the venv's interpreter links may point into (its base Python's): unpack beside the venv, then
+# swap. The snapshot is read from the persistent path once (it may be a slow network drive): copied to the
+# venv's local disk while its sha256 is taken, checked against $3 (never against anything kept beside the
+# snapshot: whoever can write the drive could rewrite both), and only then unpacked from the local copy,
+# without owners or set-id bits, and checked: no device, fifo or set-id member, no link out of the venv
+# but its interpreter's. A damaged, altered or unsafe one is named, removed, and the venv is kept. Its
+# suffix says how it is compressed (.tar, .tar.gz, .tar.zst).
 v="$1"
 snap="$2"
 copy="$v.snapshot"
 rm -rf "$v.new" "$v.old" "$copy"
 mkdir -p "$v.new"
 case "$snap" in
-  *.tar.zst) unpack() { zstd -q -d -c "$copy" | tar -xf - -C "$v.new"; } ;;
-  *.tar.gz) unpack() { gzip -d -c "$copy" | tar -xf - -C "$v.new"; } ;;
-  *) unpack() { tar -xf "$copy" -C "$v.new"; } ;;
+  *.tar.zst) stream() { zstd -q -d -c "$copy"; } ;;
+  *.tar.gz) stream() { gzip -d -c "$copy"; } ;;
+  *) stream() { cat "$copy"; } ;;
 esac
-if [ "$(tee "$copy" < "$snap" | sha256sum | cut -d" " -f1)" != "$(cat "$snap.sha256" 2>/dev/null)" ]; then
+refuse() {
   rm -rf "$v.new" "$copy" "$snap" "$snap.sha256"
-  echo "venv snapshot $snap does not match its recorded sha256 (damaged or altered); removed it." \
-    "Run again to install from the wheelhouse." >&2
+  echo "venv snapshot $snap $1; removed it. Run again to install from the wheelhouse." >&2
   exit 1
+}
+if [ -z "$3" ] || [ "$(tee "$copy" < "$snap" | sha256sum | cut -d" " -f1)" != "$3" ]; then
+  refuse "does not match the sha256 the controller recorded when it was written (damaged or altered)"
 fi
-if ! unpack || [ ! -x "$v.new/bin/python" ]; then
-  rm -rf "$v.new" "$copy" "$snap" "$snap.sha256"
-  echo "venv snapshot $snap could not be unpacked; removed it. Run again to install from the wheelhouse." >&2
-  exit 1
+# ls -l's type and mode letters of each member: b, c, p (devices, fifos) or an s/S (set-id) are refused
+if stream | tar -tvf - | cut -c1-10 | grep -q '^[bcp]\|^...[sS]\|^......[sS]'; then
+  refuse "holds a device, fifo or set-id file, which no venv has"
 fi
+if ! stream | tar --no-same-owner --no-same-permissions -xf - -C "$v.new" || [ ! -x "$v.new/bin/python" ]; then
+  refuse "could not be unpacked"
+fi
+# links: relative and without '..' (lib64 -> lib), or the interpreter's (bin/python*) into $4
+if [ -n "$(find "$v.new" -type l \( -lname '/*' -o -lname '*..*' \) ! -path "$v.new/bin/python*" -print -quit)" ]; then
+  refuse "holds a link that leaves the venv"
+fi
+for link in "$v.new"/bin/python*; do
+  [ -L "$link" ] || continue
+  case "$(readlink "$link")" in
+    /*) [ "$(dirname "$(readlink "$link")")" = "$4" ] || refuse "links $(basename "$link") out of the venv, not to its Python in $4" ;;
+  esac
+done
 rm -f "$copy"
 [ ! -e "$v" ] || mv -T "$v" "$v.old"
 mv -T "$v.new" "$v"

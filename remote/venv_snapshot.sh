@@ -1,7 +1,7 @@
-# $1 venv, $2 snapshot folder, $3 snapshot, $4 its file name, $5 compression (none, gzip, zstd): a tar
-# of the venv (written aside, then renamed, its sha256 recorded beside it); the other snapshots in
-# the folder are removed. A tar that fails part-way fails the step (its status is kept aside: sh has
-# no pipefail), never leaves a short snapshot.
+# $1 venv, $2 snapshot folder, $3 snapshot, $4 its file name, $5 compression (none, gzip, zstd), $6 where
+# its sha256 goes (root's local disk; the controller keeps it from there): a tar of the venv (written
+# aside, then renamed); the other snapshots in the folder are removed. A tar that fails part-way fails
+# the step (its status is kept aside: sh has no pipefail), never leaves a short snapshot.
 mkdir -p "$2" || exit 1
 part="$3.part"
 case "$5" in
@@ -15,5 +15,5 @@ if ! { tar -cf - -C "$1" .; echo $? > "$3.tar-rc"; } | pack || [ "$(cat "$3.tar-
   exit 1
 fi
 rm -f "$3.tar-rc"
-sha256sum < "$3.part" | cut -d" " -f1 > "$3.sha256" && mv "$3.part" "$3" \
-  && find "$2" -maxdepth 1 -name "*.tar*" ! -name "$4" ! -name "$4.sha256" -delete
+sha256sum < "$3.part" | cut -d" " -f1 > "$6" && mv "$3.part" "$3" \
+  && find "$2" -maxdepth 1 -name "*.tar*" ! -name "$4" -delete

@@ -22,14 +22,16 @@ class Refusal:
     reason: str
 
 
-def venv_plan(settings: Settings, layout: Layout, decisions: Decisions, has_zstd: bool, restore_token: str) -> VenvPlan:
+def venv_plan(
+    settings: Settings, layout: Layout, decisions: Decisions, has_zstd: bool, restore_token: str, host_name: str = ""
+) -> VenvPlan:
     """The venv plan of this host: wheels from the uploaded wheelhouse where find-links is upload:, the
     snapshot compressed as this host can."""
     find_links = settings.pip_find_links
     if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
         find_links = layout.uploaded_wheels
     codec = snapshot_codec(settings.venv_snapshot_compression, has_zstd)
-    return plan(settings, layout, decisions, find_links, restore_token=restore_token, codec=codec)
+    return plan(settings, layout, decisions, find_links, restore_token=restore_token, codec=codec, host_name=host_name)
 
 
 def wants_zstd(settings: Settings) -> bool:

@@ -20,7 +20,7 @@ from compat.tables import UV_SHA256, UV_VERSION
 from config.secrets import has_credentials
 from facts.digests import FileDigests
 from facts.venv import VenvData, VenvPackages
-from tasks import private_upload
+from tasks import lock_digests, private_upload
 from tasks.venv_plan import SNAPSHOT_SUFFIXES, VenvPlan, pip_requirement
 
 # Stands in the venv while pip installs into it; left behind, it says that pip was cut off.
@@ -43,8 +43,8 @@ def _restores(venv: VenvData | None, plan: VenvPlan) -> bool:
     """The snapshot is to be unpacked: the venv (its fact) does not match and a snapshot of one that
     did is kept. Each venv operation asks the same question, so that a plan made before any of them
     runs (pyinfra without -y) agrees with itself."""
-    if not plan.snapshot or _matches(venv, plan):
-        return False
+    if not plan.snapshot or not plan.snapshot_sha256 or _matches(venv, plan):
+        return False  # a snapshot whose digest the controller did not keep is never unpacked
     return bool(host.get_fact(File, path=plan.snapshot))
 
 
@@ -56,7 +56,15 @@ def restore_started(plan: VenvPlan):
         host.noop("no venv to unpack from a snapshot")
         return
     restore = remote.source("venv_restore.sh")
-    yield remote.shell("venv_restore_start.sh", plan.venv_dir, plan.snapshot, plan.restore_token, restore)
+    yield remote.shell(
+        "venv_restore_start.sh",
+        plan.venv_dir,
+        plan.snapshot,
+        plan.restore_token,
+        restore,
+        plan.snapshot_sha256,
+        plan.python_dir,
+    )
 
 
 @operation()
@@ -74,7 +82,8 @@ def created(plan: VenvPlan):
         return
     venv = host.get_fact(VenvPackages, venv_dir)
     if _restores(venv, plan):
-        yield StringCommand(*pip_locked(venv_dir), remote.shell("venv_restore.sh", venv_dir, plan.snapshot))
+        restore = remote.shell("venv_restore.sh", venv_dir, plan.snapshot, plan.snapshot_sha256, plan.python_dir)
+        yield StringCommand(*pip_locked(venv_dir), restore)
         return
     if _usable(venv, plan.python_minor):
         host.noop(f"venv {venv_dir} is Python {venv['python']}")
@@ -86,17 +95,22 @@ def created(plan: VenvPlan):
 
 @operation()
 def snapshot_saved(plan: VenvPlan):
-    """A tar of the finished venv is on the persistent path (written aside, then renamed); older
-    snapshots beside it are removed. Runs after the packages are in, so it holds a complete venv."""
+    """A tar of the finished venv is on the persistent path (written aside, then renamed), its sha256 kept
+    on the controller (the only digest a restore trusts); older snapshots beside it are removed. Runs
+    after the packages are in, so it holds a complete venv."""
     if not plan.snapshot:
         host.noop("venv snapshots are off (venv_snapshot)")
         return
-    if host.get_fact(File, path=plan.snapshot):
-        host.noop(f"venv snapshot {plan.snapshot} kept")
+    if not plan.snapshot_digest_store:
+        host.noop("no venv snapshot: its digest is kept on the controller, in venv_lock_dir, which is off")
+        return
+    if plan.snapshot_sha256 and host.get_fact(File, path=plan.snapshot):
+        host.noop(f"venv snapshot {plan.snapshot} kept, its sha256 on the controller")
         return
     folder, name = plan.snapshot.rsplit("/", 1)
     codec = next((c for c, suffix in SNAPSHOT_SUFFIXES.items() if c != "none" and name.endswith(suffix)), "none")
-    yield remote.shell("venv_snapshot.sh", plan.venv_dir, folder, plan.snapshot, name, codec)
+    yield remote.shell("venv_snapshot.sh", plan.venv_dir, folder, plan.snapshot, name, codec, plan.snapshot_digest)
+    yield FunctionCommand(_keep_on_controller, (plan.snapshot_digest, plan.snapshot_digest_store), {})
 
 
 def pip_locked(venv_dir: str) -> list:
@@ -191,13 +205,36 @@ def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]]):
             yield remote.watched(f"wheels ({name})", _pip_download(plan, sources, *what, dest=dest))  # progress shown
 
 
-def _save_lock(state, host, remote_path: str, local_path: str) -> bool:
-    """Keep the lock this run made on the controller (written aside, then renamed): later hosts, and
-    this one after a reset, install exactly it."""
+def _keep_on_controller(state, host, remote_path: str, local_path: str) -> bool:
+    """Keep a file of the host's on the controller (written aside, then renamed)."""
     local = Path(local_path)
     local.parent.mkdir(parents=True, exist_ok=True)
     part = local.with_name(f"{local.name}.{host.name}.part")
     if not host.get_file(remote_path, str(part)):
+        return False
+    part.replace(local)
+    host.log(f"kept on the controller: {local}")
+    return True
+
+
+def _save_lock(state, host, remote_path: str, local_path: str, plan: VenvPlan) -> bool:
+    """Keep the lock this run made on the controller (later hosts, and this one after a reset, install
+    exactly it), once each file's sha256 agrees with what its index publishes (tasks/lock_digests.py);
+    one that does not fails the step before anything is installed from the wheelhouse."""
+    local = Path(local_path)
+    local.parent.mkdir(parents=True, exist_ok=True)
+    part = local.with_name(f"{local.name}.{host.name}.part")
+    if not host.get_file(remote_path, str(part)):
+        return False
+    checked = lock_digests.check(part.read_text(), plan.index_url, plan.torch_index, lock_digests.urllib_fetch)
+    for line in checked.lines:
+        host.log(line)
+    if checked.mismatched:
+        part.unlink()
+        host.log(
+            "the wheelhouse's files differ from what the index publishes: nothing was installed from it and no lock "
+            f"was kept. Remove {plan.wheelhouse} on the host (or fix the mirror in between) and run again."
+        )
         return False
     part.replace(local)
     host.log(f"venv lock kept on the controller: {local}")
@@ -260,7 +297,7 @@ def wheelhouse_filled(plan: VenvPlan):
         yield from _downloads(plan, [("uv", _index_sources(plan), only)])
     yield StringCommand("touch", QuoteString(marker))
     if plan.lock_store and not plan.lock:
-        yield FunctionCommand(_save_lock, (plan.lock_file, plan.lock_store), {})
+        yield FunctionCommand(_save_lock, (plan.lock_file, plan.lock_store, plan), {})
 
 
 @operation()

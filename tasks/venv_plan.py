@@ -58,6 +58,8 @@ class VenvPlan:
     pip_cache: str = ""
     snapshot: str = ""  # a tar of a finished venv on the persistent path; "" = none
     restore_token: str = ""  # names the background restore job of this run
+    snapshot_sha256: str = ""  # the snapshot's sha256 as the controller kept it when it was written; "" = none
+    snapshot_digest_store: str = ""  # where on the controller this host's snapshot digest is kept; "" = not kept
     torch_index: str | None = None
     index_url: str = ""
     find_links: str = ""
@@ -72,6 +74,17 @@ class VenvPlan:
     def uv_requirement(self) -> str:
         """uv pinned, with the sha256 of each platform's wheel (pip takes the one for this host)."""
         return f"uv=={UV_VERSION} " + " ".join(f"--hash=sha256:{h}" for h in UV_SHA256) + "\n"
+
+    @property
+    def snapshot_digest(self) -> str:
+        """Where venv_snapshot.sh leaves the snapshot's sha256 on the host for the controller (root's local
+        disk, beside the venv: never on the persistent path, whose writers could rewrite it)."""
+        return f"{self.venv_dir}.snapshot-sha256"
+
+    @property
+    def python_dir(self) -> str:
+        """The directory the venv's interpreter links point into (its base Python's)."""
+        return self.python.rsplit("/", 1)[0] or "/"
 
     @property
     def lock_file(self) -> str:
@@ -98,8 +111,20 @@ def target(settings: Settings, layout: Layout, decisions: Decisions) -> str:
     return f"{layout.venvs}/{name}-py{decisions.python}"
 
 
+def snapshot_digest_name(host_name: str, snapshot: str) -> str:
+    """The controller's record of a host's snapshot digest, under the lock folder: per host (each host's tar
+    differs), per snapshot."""
+    return f"snapshots/{host_name.replace('/', '_')}/{snapshot.rsplit('/', 1)[-1]}.sha256"
+
+
 def plan(
-    settings: Settings, layout: Layout, decisions: Decisions, find_links: str, restore_token: str, codec: str = "none"
+    settings: Settings,
+    layout: Layout,
+    decisions: Decisions,
+    find_links: str,
+    restore_token: str,
+    codec: str = "none",
+    host_name: str = "",
 ) -> VenvPlan:
     """The host's venv plan: the wheelhouse keyed by pins and sources, the snapshot by that key (its
     suffix names its compression, codec), the Python and the venv's path, and the lock the
@@ -110,11 +135,14 @@ def plan(
     key = _key(settings, decisions)
     venv_dir = target(settings, layout, decisions)
     snapshot = f"{layout.venv_snapshots}/{snapshot_key(key, python_path, venv_dir)}{SNAPSHOT_SUFFIXES[codec]}"
-    lock_store, lock = "", ""
+    lock_store, lock, digest_store, digest = "", "", "", ""
     store = settings.on_controller(settings.venv_lock_dir)
     if store:
         lock_store = str(store / lock_name(python, decisions.torch_variant or "cpu", key))
         lock = Path(lock_store).read_text() if Path(lock_store).is_file() else ""
+        if settings.venv_snapshot and host_name:
+            digest_store = str(store / snapshot_digest_name(host_name, snapshot))
+            digest = Path(digest_store).read_text().strip() if Path(digest_store).is_file() else ""
     return VenvPlan(
         venv_dir=venv_dir,
         python=python_path,
@@ -124,6 +152,8 @@ def plan(
         pip_cache=layout.pip_cache,
         snapshot=snapshot if settings.venv_snapshot else "",
         restore_token=restore_token,
+        snapshot_sha256=digest,
+        snapshot_digest_store=digest_store,
         torch_index=decisions.torch_index,
         index_url=settings.pip_index_url,
         find_links=find_links,

@@ -187,16 +187,20 @@ def test_host_sshd_session_killed_mid_install_completes_next_time_then_changes_n
 
 def test_altered_venv_snapshot_is_removed_and_the_next_run_installs_with_pip(provisioned: dict) -> None:
     """A snapshot changed on the persistent path (a shared drive, a copy gone wrong): one byte in the
-    middle, same size. Root must not install it: its sha256 is checked before it is unpacked."""
+    middle, same size, and a digest for it written beside it. Root must not install it: its sha256 is
+    checked, before it is unpacked, against the one the controller kept when it was written."""
     host, inv = provisioned["host"], provisioned["inv"]
     snapshot = "ls /persist/venv-snapshots/*.tar.zst"  # zstd: the notebook host has it
     if host.ssh(snapshot, check=False).returncode != 0:
         run_pyinfra(inv, "deploy/provision.py", "-y", check=True)  # run alone: the snapshot is written
     host.ssh(f'f=$({snapshot}); printf X | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") / 2 )) conv=notrunc status=none')
+    # whoever writes the drive rewrites a digest beside it too: root trusts only the controller's
+    host.ssh(f'f=$({snapshot}); sha256sum < "$f" | cut -d" " -f1 > "$f.sha256"')
     host.reset()
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode != 0
-    assert "does not match its recorded sha256 (damaged or altered); removed it." in res.stdout + res.stderr
+    out = res.stdout + res.stderr
+    assert "does not match the sha256 the controller recorded when it was written (damaged or altered)" in out
     assert host.ssh("ls /persist/venv-snapshots/").stdout.split() == []
     res = run_pyinfra(inv, "deploy/provision.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]

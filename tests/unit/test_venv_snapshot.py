@@ -1,8 +1,11 @@
 """The venv snapshot scripts on real files: written and unpacked per compression, read from the
-persistent path once, refused when altered, never left short."""
+persistent path once, checked against the digest the controller kept (never one beside the snapshot),
+refused when altered or unsafe (set-id files, devices, links out), never left short."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,8 +27,23 @@ def _venv(root: Path) -> Path:
     venv = root / "venv"
     (venv / "bin").mkdir(parents=True)
     shutil.copy("/bin/true", venv / "bin" / "python")
+    (venv / "bin" / "python3.11").symlink_to("/usr/bin/python3.11")  # as venv links its base Python
+    (venv / "lib").mkdir()
+    (venv / "lib64").symlink_to("lib")
     (venv / "lib.bin").write_bytes(bytes(range(256)) * 4096)
     return venv
+
+
+def _snapshot(venv: Path, snap: Path, codec: str = "gzip") -> str:
+    """venv_snapshot.sh's snapshot of venv, and the digest it gives the controller (kept off the drive)."""
+    digest = snap.parent.parent / f"{snap.name}.digest"
+    res = _sh("venv_snapshot.sh", str(venv), str(snap.parent), str(snap), snap.name, codec, str(digest))
+    assert res.returncode == 0, res.stderr
+    return digest.read_text().strip()
+
+
+def _restore(target: Path, snap: Path, digest: str) -> subprocess.CompletedProcess:
+    return _sh("venv_restore.sh", str(target), str(snap), digest, "/usr/bin")
 
 
 @pytest.mark.parametrize("codec", ["none", "gzip", "zstd"])
@@ -36,8 +54,8 @@ def test_a_snapshot_unpacks_to_the_same_venv(tmp_path: Path, codec: str) -> None
     folder.mkdir()
     (folder / "old.tar").write_text("an older snapshot")
     snap = folder / f"key{SUFFIX[codec]}"
-    assert _sh("venv_snapshot.sh", str(venv), str(folder), str(snap), snap.name, codec).returncode == 0
-    assert sorted(p.name for p in folder.iterdir()) == [snap.name, f"{snap.name}.sha256"]  # the older one gone
+    digest = _snapshot(venv, snap, codec)
+    assert sorted(p.name for p in folder.iterdir()) == [snap.name]  # the older one gone, no digest beside it
     magic = snap.read_bytes()[:4]
     assert {
         "none": magic != b"\x1f\x8b\x08\x00" and magic != b"\x28\xb5\x2f\xfd",
@@ -45,30 +63,107 @@ def test_a_snapshot_unpacks_to_the_same_venv(tmp_path: Path, codec: str) -> None
         "zstd": magic == b"\x28\xb5\x2f\xfd",
     }[codec]
     target = tmp_path / "restored"
-    res = _sh("venv_restore.sh", str(target), str(snap))
+    res = _restore(target, snap, digest)
     assert res.returncode == 0, res.stderr
     assert (target / "lib.bin").read_bytes() == (venv / "lib.bin").read_bytes()
+    assert (target / "bin/python3.11").readlink() == Path("/usr/bin/python3.11")
     assert not (tmp_path / "restored.snapshot").exists()  # the local copy is gone
 
 
 def test_an_altered_snapshot_is_refused_before_it_is_unpacked(tmp_path: Path) -> None:
     venv, folder = _venv(tmp_path), tmp_path / "snapshots"
     snap = folder / "key.tar.gz"
-    assert _sh("venv_snapshot.sh", str(venv), str(folder), str(snap), snap.name, "gzip").returncode == 0
+    digest = _snapshot(venv, snap)
     data = bytearray(snap.read_bytes())
     data[-100] ^= 1
     snap.write_bytes(bytes(data))
     target = tmp_path / "restored"
     target.mkdir()
     (target / "kept").write_text("the venv in place")
-    res = _sh("venv_restore.sh", str(target), str(snap))
-    assert res.returncode == 1 and "does not match its recorded sha256" in res.stderr
+    res = _restore(target, snap, digest)
+    assert res.returncode == 1 and "does not match the sha256 the controller recorded" in res.stderr
     assert (target / "kept").exists() and not snap.exists() and not (tmp_path / "restored.new").exists()
 
 
 def test_a_tar_that_fails_leaves_no_snapshot(tmp_path: Path) -> None:
     folder = tmp_path / "snapshots"
     snap = folder / "key.tar.zst"
-    res = _sh("venv_snapshot.sh", str(tmp_path / "no-such-venv"), str(folder), str(snap), snap.name, "gzip")
+    res = _sh(
+        "venv_snapshot.sh",
+        str(tmp_path / "no-such-venv"),
+        str(folder),
+        str(snap),
+        snap.name,
+        "gzip",
+        str(tmp_path / "d"),
+    )
     assert res.returncode == 1 and "could not be written" in res.stderr
     assert list(folder.iterdir()) == []
+
+
+def test_a_digest_rewritten_beside_the_snapshot_is_not_trusted(tmp_path: Path) -> None:
+    """Whoever writes the drive rewrites the snapshot and a digest beside it: root checks the controller's."""
+    venv, folder = _venv(tmp_path), tmp_path / "snapshots"
+    snap = folder / "key.tar"
+    digest = _snapshot(venv, snap, "none")
+    (venv / "bin" / "planted").write_text("#!/bin/sh\necho owned\n")
+    _snapshot(venv, snap, "none")  # the attacker's tar ...
+    (folder / "key.tar.sha256").write_text(hashlib.sha256(snap.read_bytes()).hexdigest())  # ... and its digest
+    target = tmp_path / "restored"
+    assert _restore(target, snap, digest).returncode == 1
+    assert not target.exists() and not snap.exists()
+    assert _restore(target, snap, "").returncode == 1  # no digest kept: nothing is trusted
+
+
+def _tar_of(tmp_path: Path, build) -> tuple[Path, str]:
+    """A snapshot (plain tar) of a venv changed by build(venv), with its true digest: only the members' checks
+    stand between it and root."""
+    venv = _venv(tmp_path)
+    build(venv)
+    snap = tmp_path / "snapshots" / "key.tar"
+    snap.parent.mkdir()
+    subprocess.run(["tar", "-cf", str(snap), "-C", str(venv), "."], check=True)
+    return snap, hashlib.sha256(snap.read_bytes()).hexdigest()
+
+
+def _setuid(venv: Path) -> None:
+    shutil.copy("/bin/true", venv / "bin" / "helper")
+    (venv / "bin" / "helper").chmod(0o4755)
+
+
+def _fifo(venv: Path) -> None:
+    os.mkfifo(venv / "bin" / "pipe")
+
+
+def _link_out(venv: Path) -> None:
+    (venv / "lib" / "site.py").symlink_to("/etc/shadow")
+
+
+def _link_climbs(venv: Path) -> None:
+    (venv / "lib" / "up").symlink_to("../../../../etc")
+
+
+def _python_elsewhere(venv: Path) -> None:
+    (venv / "bin" / "python3.11").unlink()
+    (venv / "bin" / "python3.11").symlink_to("/tmp/python3.11")  # a Python another user can write
+
+
+@pytest.mark.parametrize(
+    "build, why",
+    [
+        (_setuid, "device, fifo or set-id"),
+        (_fifo, "device, fifo or set-id"),
+        (_link_out, "a link that leaves the venv"),
+        (_link_climbs, "a link that leaves the venv"),
+        (_python_elsewhere, "not to its Python in /usr/bin"),
+    ],
+    ids=["setuid", "fifo", "link-out", "link-climbs", "python-elsewhere"],
+)
+def test_an_unsafe_member_is_refused_even_with_the_right_digest(tmp_path: Path, build, why: str) -> None:
+    snap, digest = _tar_of(tmp_path, build)
+    target = tmp_path / "restored"
+    target.mkdir()
+    (target / "kept").write_text("the venv in place")
+    res = _restore(target, snap, digest)
+    assert res.returncode == 1 and why in res.stderr, res.stderr
+    assert (target / "kept").exists() and not (tmp_path / "restored.new").exists() and not snap.exists()

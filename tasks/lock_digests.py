@@ -1,0 +1,161 @@
+"""A venv lock the first host made is checked on the controller against the sha256 its indexes publish
+for each file, before any host installs from it: a file whose published digest differs is refused (a
+mirror or a path in between changed it), and files no index publishes a digest for are named (the lock
+then trusts the first download of them: a find-links folder of the user's, say).
+
+The indexes are asked the way pip asks them: the simple API (PEP 691 JSON, else PEP 503 HTML, whose
+links carry `#sha256=`), at the index URL (PyPI's by default) and the torch variant's index, from the
+controller (several pages at once), so that a host's own mirror or network cannot vouch for itself. A
+find-links folder is the user's own: it is not asked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from urllib.parse import unquote, urlsplit
+
+from remote._http import OPENER, request
+
+PYPI_SIMPLE = "https://pypi.org/simple"
+JSON_TYPE = "application/vnd.pypi.simple.v1+json"
+_LINE = re.compile(
+    r"^(?P<name>[A-Za-z0-9._-]+)==(?P<version>\S+) --hash=sha256:(?P<sha>[0-9a-f]{64})\s+# (?P<file>\S+)$"
+)
+
+# (url) -> (content type, body); raises OSError where the page cannot be read
+Fetch = Callable[[str], tuple[str, bytes]]
+
+
+@dataclass(frozen=True)
+class LockEntry:
+    name: str  # normalised (PEP 503)
+    version: str
+    sha256: str
+    filename: str
+
+
+@dataclass(frozen=True)
+class LockCheck:
+    mismatched: tuple[str, ...]  # "file: lock sha256 X, published Y (where)"
+    unpublished: tuple[str, ...]  # files no index asked publishes a digest for
+    unreachable: tuple[str, ...]  # "url: why" of the pages that could not be read
+
+    @property
+    def lines(self) -> list[str]:
+        """What the run says about the lock (one line each kind)."""
+        out = []
+        if self.mismatched:
+            out.append("lock refused: the index publishes another sha256 for " + "; ".join(self.mismatched))
+        if self.unpublished:
+            out.append(
+                f"lock: {len(self.unpublished)} file(s) with no digest published by an index asked, kept as first "
+                f"downloaded: {', '.join(self.unpublished)}"
+            )
+        if self.unreachable:
+            out.append("lock: could not ask " + "; ".join(self.unreachable))
+        return out
+
+
+def normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def entries(lock_text: str) -> list[LockEntry]:
+    """The lock's lines (wheel_lock.py's format: `name==version --hash=sha256:HEX  # FILE`)."""
+    found = []
+    for line in lock_text.splitlines():
+        m = _LINE.match(line.strip())
+        if m:
+            found.append(LockEntry(normalised(m["name"]), m["version"], m["sha"], m["file"]))
+    return found
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.hrefs.extend(v for k, v in attrs if k == "href" and v)
+
+
+def published(content_type: str, body: bytes) -> dict[str, str]:
+    """file name -> published sha256 of one simple-API page (JSON or HTML) or a find-links page."""
+    if content_type.split(";")[0].strip() == JSON_TYPE:
+        data = json.loads(body)
+        return {
+            f["filename"]: f["hashes"]["sha256"].lower()
+            for f in data.get("files", [])
+            if isinstance(f, dict) and isinstance(f.get("hashes"), dict) and f["hashes"].get("sha256")
+        }
+    parser = _Links()
+    parser.feed(body.decode("utf-8", "replace"))
+    digests = {}
+    for href in parser.hrefs:
+        path, _, fragment = href.partition("#")
+        if fragment.startswith("sha256="):
+            digests[unquote(urlsplit(path).path.rsplit("/", 1)[-1])] = fragment[7:].lower()
+    return digests
+
+
+def pages(lock: list[LockEntry], index_url: str, torch_index: str | None) -> list[str]:
+    """The pages to ask: each package's project page at the index, and torch's at its own index."""
+    index = (index_url or PYPI_SIMPLE).rstrip("/")
+    urls = [f"{index}/{e.name}/" for e in lock]
+    if torch_index:
+        urls += [f"{torch_index.rstrip('/')}/{e.name}/" for e in lock if e.name == "torch"]
+    return list(dict.fromkeys(urls))
+
+
+def _ask(fetch: Fetch, url: str) -> dict[str, str] | str:
+    """The page's published digests, or why it could not be read."""
+    try:
+        return published(*fetch(url))
+    except (OSError, ValueError) as exc:
+        return f"{_shown(url)}: {type(exc).__name__}: {exc}"
+
+
+def check(lock_text: str, index_url: str, torch_index: str | None, fetch: Fetch) -> LockCheck:
+    """The lock against what its indexes publish (each page asked once, eight at a time, through fetch)."""
+    lock = entries(lock_text)
+    urls = pages(lock, index_url, torch_index)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda url: _ask(fetch, url), urls))
+    digests: dict[str, list[tuple[str, str]]] = {}
+    unreachable = []
+    for url, answer in zip(urls, answers, strict=True):
+        if isinstance(answer, str):
+            unreachable.append(answer)
+            continue
+        for filename, sha in answer.items():
+            digests.setdefault(filename, []).append((sha, _shown(url)))
+    mismatched, unpublished = [], []
+    for e in lock:
+        said = digests.get(e.filename, [])
+        wrong = [(sha, where) for sha, where in said if sha != e.sha256]
+        if wrong:
+            mismatched.append(f"{e.filename}: lock sha256 {e.sha256}, published {wrong[0][0]} ({wrong[0][1]})")
+        elif not said:
+            unpublished.append(e.filename)
+    return LockCheck(tuple(mismatched), tuple(unpublished), tuple(unreachable))
+
+
+def _shown(url: str) -> str:
+    """url without a user and password."""
+    parts = urlsplit(url)
+    return url.replace(parts.netloc, parts.hostname or "", 1) if "@" in parts.netloc else url
+
+
+def urllib_fetch(url: str) -> tuple[str, bytes]:
+    """The page at url as pip asks for it (JSON preferred), through the controller's proxies; a URL's
+    user and password as Basic authentication, never sent on to another host after a redirect."""
+    req = request(url)
+    req.add_header("Accept", f"{JSON_TYPE}, text/html;q=0.1")
+    with OPENER.open(req, timeout=30) as resp:
+        return resp.headers.get("Content-Type", ""), resp.read(64 << 20)
