@@ -126,9 +126,9 @@ class Layout:
         return "/etc/triton-provisioner/made-users"
 
     @property
-    def network_shell(self) -> str:
-        """The root-only shell that exports the network settings for the steps that download (tasks/network.py)."""
-        return "/etc/triton-provisioner/network-shell"
+    def network_settings_file(self) -> str:
+        """The root-only file of network settings the steps that download read (tasks/network.py)."""
+        return "/etc/triton-provisioner/network.env"
 
     @property
     def tools(self) -> str:

@@ -65,8 +65,10 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: VenvPlan, artifa
 
     # 1. apt runtime libraries the build and the stub need on this distro (cached on the persistent path)
     # the network settings, exported by a root-only shell for every step that downloads (no command line)
-    network.shell_written(name="network settings shell", path=layout.network_shell, env=settings.network_env)
-    net = network.shell_args(layout.network_shell, settings.network_env)
+    network.env_written(
+        name="network settings (root-only file)", path=layout.network_settings_file, env=settings.network_env
+    )
+    net = network.shell_args(layout.network_settings_file, settings.network_env)
     apt_packages.installed(
         name="apt runtime libraries",
         packages=d.apt_packages,
@@ -211,7 +213,7 @@ else:
         # the artifact's size, asked from the host through its proxy (never with a URL's credentials, nor a
         # proxy's on a command line: only once the network shell holds them)
         ask = preflight.asks_artifact_size(settings, d, cached)
-        via = network.fact_args(layout.network_shell, settings.network_env) if ask else None
+        via = network.fact_args(layout.network_settings_file, settings.network_env) if ask else None
         size = host.get_fact(UrlSize, url=a.url, **via) if via is not None else None
         server = serve_models.server_change(settings, layout, d, reading.gpu_ids)
         print(report.plan(host.name, settings, d, cached, server, artifact_size=size), flush=True)

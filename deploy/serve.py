@@ -33,5 +33,7 @@ if assessment.blockers or missing:
 else:
     # the network settings as they are now (a hub model fetched here runs in that shell)
     layout = reading.layout
-    network.shell_written(name="network settings shell", path=layout.network_shell, env=reading.settings.network_env)
+    network.env_written(
+        name="network settings (root-only file)", path=layout.network_settings_file, env=reading.settings.network_env
+    )
     serve(reading.settings, layout, assessment.decisions, reading.gpu_ids)

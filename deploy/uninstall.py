@@ -44,7 +44,7 @@ uninstall.removed(
     name="Install root, venvs and profile removed", paths=uninstall.install_paths(layout), ours=layout.versions
 )
 uninstall.removed(name="HuggingFace token removed", paths=[f"{layout.hf_home}/token"])
-uninstall.removed(name="Network settings shell removed", paths=[layout.network_shell])
+uninstall.removed(name="Network settings removed", paths=[layout.network_settings_file])
 if settings.purge_persist:
     uninstall.removed(name="Caches on the persistent path purged", paths=uninstall.persist_paths(layout))
 uninstall.user_removed(

@@ -1,5 +1,6 @@
 """Uploads that no other local user can read or swap: a secret (the HuggingFace token), and every file
-root writes from the controller (rendered files, locks, uploaded wheels and models).
+root writes from the controller (rendered files, locks, uploaded wheels and models); and the reverse, a
+small file of root's read back to the controller (a lock, a digest) without a copy in /tmp.
 
 pyinfra's `files.put` under sudo stages an upload at a predictable /tmp name (/tmp/pyinfra-<sha1>) as the
 login user, mode 0644, then root copies it into place: a local user who made that name first (0666)
@@ -45,6 +46,8 @@ class _PrivateUpload(FunctionCommand):
 
 def _put_private(host, dest: str, src: Secret | bytes | str, mode: str, connector_arguments: dict) -> bool:
     """src (a secret, bytes, or a file on the controller) to dest with mode, through a private directory."""
+    # no network here: the plain shell (the network shell of a downloading step is root's alone, 0700)
+    connector_arguments = {**connector_arguments, "_shell_executable": "sh"}
     as_user = {**connector_arguments, "_sudo": False, "_su_user": None, "_doas": False, "_dzdo": False}
     ok, out = host.run_shell_command(StringCommand("mktemp", "-d"), **as_user)
     stage_dir = out.stdout.strip() if ok else ""
@@ -60,6 +63,30 @@ def _put_private(host, dest: str, src: Secret | bytes | str, mode: str, connecto
         return ok
     finally:
         host.run_shell_command(StringCommand("rm", "-rf", QuoteString(stage_dir)), **as_user)
+
+
+class _PrivateRead(FunctionCommand):
+    """Reads a small text file of the host's with the operation's connector arguments (sudo or not) and
+    hands its text to keep(host, text) on the controller. pyinfra's `get_file` under sudo copies the file
+    to a predictable /tmp name first (a link a local user planted there would take root's copy); this
+    reads it on the command's output instead."""
+
+    def execute(self, state, host, connector_arguments):
+        src, keep = self.args
+        args = {**connector_arguments, "_shell_executable": "sh"}
+        ok, out = host.run_shell_command(StringCommand("cat", QuoteString(src)), **args)
+        if not ok:
+            host.log(f"could not read {src}")
+            return False
+        return keep(host, "".join(f"{line}\n" for line in out.stdout_lines))
+
+    def __repr__(self) -> str:
+        return f"PrivateRead({self.args[0]})"
+
+
+def read(src: str, keep) -> _PrivateRead:
+    """The command that reads src on the host (a small text file) and calls keep(host, text) here."""
+    return _PrivateRead(keep, (src, keep), {})
 
 
 def upload(dest: str, secret: str) -> _PrivateUpload:

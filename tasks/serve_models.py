@@ -64,7 +64,7 @@ def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: lis
     venv_python = f"{venv_plan.target(settings, layout, decisions)}/bin/python3"
     # the server's user first: the hub's files are fetched as that user, into its cache
     server_user.present(settings.triton_user, layout.run, layout.hf_cache, layout.made_users)
-    net = network.shell_args(layout.network_shell, settings.network_env)
+    net = network.shell_args(layout.network_settings_file, settings.network_env)
     models.sources(
         specs=settings.models,
         layout=layout,

@@ -9,10 +9,11 @@ background while apt and Triton install, instead of pip installing every wheel a
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 from pathlib import Path
 
 from pyinfra import host
-from pyinfra.api import FunctionCommand, QuoteString, StringCommand, operation
+from pyinfra.api import QuoteString, StringCommand, operation
 from pyinfra.facts.files import File
 
 import remote
@@ -110,7 +111,7 @@ def snapshot_saved(plan: VenvPlan):
     folder, name = plan.snapshot.rsplit("/", 1)
     codec = next((c for c, suffix in SNAPSHOT_SUFFIXES.items() if c != "none" and name.endswith(suffix)), "none")
     yield remote.shell("venv_snapshot.sh", plan.venv_dir, folder, plan.snapshot, name, codec, plan.snapshot_digest)
-    yield FunctionCommand(_keep_on_controller, (plan.snapshot_digest, plan.snapshot_digest_store), {})
+    yield private_upload.read(plan.snapshot_digest, partial(_keep_on_controller, local_path=plan.snapshot_digest_store))
 
 
 def pip_locked(venv_dir: str) -> list:
@@ -205,40 +206,31 @@ def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]]):
             yield remote.watched(f"wheels ({name})", _pip_download(plan, sources, *what, dest=dest))  # progress shown
 
 
-def _keep_on_controller(state, host, remote_path: str, local_path: str) -> bool:
-    """Keep a file of the host's on the controller (written aside, then renamed)."""
+def _keep_on_controller(host, text: str, local_path: str) -> bool:
+    """Keep text (a file of the host's) on the controller (written aside, then renamed)."""
     local = Path(local_path)
     local.parent.mkdir(parents=True, exist_ok=True)
     part = local.with_name(f"{local.name}.{host.name}.part")
-    if not host.get_file(remote_path, str(part)):
-        return False
+    part.write_text(text)
     part.replace(local)
     host.log(f"kept on the controller: {local}")
     return True
 
 
-def _save_lock(state, host, remote_path: str, local_path: str, plan: VenvPlan) -> bool:
+def _save_lock(host, text: str, local_path: str, plan: VenvPlan) -> bool:
     """Keep the lock this run made on the controller (later hosts, and this one after a reset, install
     exactly it), once each file's sha256 agrees with what its index publishes (tasks/lock_digests.py);
     one that does not fails the step before anything is installed from the wheelhouse."""
-    local = Path(local_path)
-    local.parent.mkdir(parents=True, exist_ok=True)
-    part = local.with_name(f"{local.name}.{host.name}.part")
-    if not host.get_file(remote_path, str(part)):
-        return False
-    checked = lock_digests.check(part.read_text(), plan.index_url, plan.torch_index, lock_digests.urllib_fetch)
+    checked = lock_digests.check(text, plan.index_url, plan.torch_index, lock_digests.urllib_fetch)
     for line in checked.lines:
         host.log(line)
     if checked.mismatched:
-        part.unlink()
         host.log(
             "the wheelhouse's files differ from what the index publishes: nothing was installed from it and no lock "
             f"was kept. Remove {plan.wheelhouse} on the host (or fix the mirror in between) and run again."
         )
         return False
-    part.replace(local)
-    host.log(f"venv lock kept on the controller: {local}")
-    return True
+    return _keep_on_controller(host, text, local_path)
 
 
 def wheels_at_hand(plan: VenvPlan) -> str | None:
@@ -297,7 +289,7 @@ def wheelhouse_filled(plan: VenvPlan):
         yield from _downloads(plan, [("uv", _index_sources(plan), only)])
     yield StringCommand("touch", QuoteString(marker))
     if plan.lock_store and not plan.lock:
-        yield FunctionCommand(_save_lock, (plan.lock_file, plan.lock_store, plan), {})
+        yield private_upload.read(plan.lock_file, partial(_save_lock, local_path=plan.lock_store, plan=plan))
 
 
 @operation()

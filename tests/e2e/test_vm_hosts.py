@@ -33,7 +33,7 @@ PROXY_PASSWORD = "proxypw" + secrets.token_hex(8)  # in the proxy URLs (the test
 HUB_PASSWORD = "hubpw" + secrets.token_hex(8)  # in hf_endpoint (no hub model here: it is only carried)
 
 # Run as `nobody` while the provision runs: every process's command line, read again and again, for the
-# passwords; it also counts the processes it saw run in the network shell (proving it saw the downloads).
+# passwords; it also counts the processes it saw read the network settings (proving it saw the downloads).
 PS_WATCHER = r"""
 import os, sys
 needles, stop = [bytes.fromhex(n) for n in sys.argv[1].split(",")], sys.argv[2]  # hex: not itself a hit
@@ -48,7 +48,7 @@ while not os.path.exists(stop):
                 cmd = f.read()
         except OSError:
             continue
-        if b"/etc/triton-provisioner/network-shell" in cmd:
+        if b". /etc/triton-provisioner/network.env" in cmd:
             shell.add(pid)
         for needle in needles:
             if needle in cmd:
@@ -259,13 +259,13 @@ def test_the_token_was_never_readable_by_another_user(vm: TestHost, first_run: d
 
 
 def test_proxy_and_hub_passwords_never_reach_a_command_line(vm: TestHost, first_run: dict) -> None:
-    """Every download ran through the network shell (root's, 0700), not with the settings exported on the
-    command line sudo runs: no local user saw a password in `ps` at any moment of the run."""
+    """Every download ran in a shell that read the root-only network.env, not with the settings exported on
+    the command line sudo runs: no local user saw a password in `ps` at any moment of the run."""
     ps = first_run["ps"]
     scans, through_shell = map(int, re.search(r"PS_SCANS (\d+) NETWORK_SHELL (\d+)", ps).groups())
     assert scans >= 100 and through_shell >= 3, ps  # it looked all along, and saw the downloads run
     assert "HIT" not in ps, ps
-    assert ssh_ok(vm, "stat -c '%a %U' /etc/triton-provisioner/network-shell") == "700 root"
+    assert ssh_ok(vm, "stat -c '%a %U' /etc/triton-provisioner/network.env") == "600 root"
     for password in (PROXY_PASSWORD, HUB_PASSWORD):
         assert password not in first_run["out"]  # -vvv: every command and its output
 

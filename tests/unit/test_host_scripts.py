@@ -94,6 +94,54 @@ def test_the_secret_travels_through_a_fresh_private_directory_each_time(tmp_path
     assert dest.read_text() == "hf_tok" and mode(dest) == 0o600
 
 
+def test_a_file_is_read_back_without_a_copy_in_tmp_and_with_the_plain_shell(tmp_path: Path) -> None:
+    """tasks/private_upload.read on a real @local host, inside an operation that runs in a shell the login
+    user may not run: the file's text reaches the controller through the command's
+    output, the shell is the plain one, and no copy of it is made under /tmp."""
+    from pyinfra.api import Config, Inventory, State
+    from pyinfra.api.connect import connect_all
+
+    from tasks import private_upload
+
+    inventory = Inventory((["@local"], {}))
+    state = State(inventory, Config())
+    connect_all(state)
+    host = inventory.get_host("@local")
+    src = tmp_path / "requirements.lock"
+    marker = f"six==1.17.0 --hash=sha256:{os.getpid()}"  # this run's own text
+    src.write_text(f"{marker}  # six.whl\ntorch==2.13.0\n")
+    kept: list[str] = []
+    read = private_upload.read(str(src), lambda host, text: kept.append(text) or True)
+    assert read.execute(state, host, {"_shell_executable": str(tmp_path / "no-such-shell")})
+    assert kept == [src.read_text()]
+
+    def holds_it(path: Path) -> bool:
+        with path.open("rb") as f:
+            return marker.encode() in f.read(4096)
+
+    assert [p for p in Path("/tmp").iterdir() if p.is_file() and not p.is_symlink() and holds_it(p)] == []
+    missing = private_upload.read(str(tmp_path / "absent"), lambda host, text: kept.append(text) or True)
+    assert not missing.execute(state, host, {}) and len(kept) == 1
+
+
+def test_an_upload_in_a_step_run_by_another_shell_uses_the_plain_shell(tmp_path: Path) -> None:
+    """A private upload inside an operation whose shell is another (one the login user may not run): its
+    commands, the login user's mktemp among them, run in sh."""
+    from pyinfra.api import Config, Inventory, State
+    from pyinfra.api.connect import connect_all
+
+    from tasks import private_upload
+
+    inventory = Inventory((["@local"], {}))
+    state = State(inventory, Config())
+    connect_all(state)
+    host = inventory.get_host("@local")
+    dest = tmp_path / "etc" / "file"
+    args = {"_shell_executable": str(tmp_path / "no-such-shell")}
+    assert private_upload._put_private(host, str(dest), b"data", "644", args)
+    assert dest.read_bytes() == b"data"
+
+
 # --- links_switch.sh / links_adopt.sh: links switched as one, never none
 
 

@@ -77,15 +77,16 @@ def test_ci_runs_the_readme_two_commands_verbatim() -> None:
 
 
 def test_every_upload_goes_through_a_private_staging_directory() -> None:
-    """pyinfra's own uploads under sudo stage at a /tmp name another user can predict and swap: no task
-    or deploy uses them; tasks/private_upload.py is the one way (its behaviour: test_host_scripts.py)."""
+    """pyinfra's own uploads (and downloads) under sudo stage at a /tmp name another user can predict and
+    swap: no task or deploy uses them; tasks/private_upload.py is the one way (its behaviour:
+    test_host_scripts.py)."""
     own = {"private_upload.py"}
     found = []
     for path in sorted([*(REPO / "tasks").glob("*.py"), *(REPO / "deploy").glob("*.py")]):
         if path.name in own:
             continue
         text = path.read_text()
-        for needle in ("FileUploadCommand", "files.put(", "files.template(", ".put_file("):
+        for needle in ("FileUploadCommand", "files.put(", "files.template(", ".put_file(", ".get_file(", "files.get("):
             if needle in text:
                 found.append(f"{path.relative_to(REPO)}: {needle}")
     assert not found, found
