@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import fcntl
+import functools
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 # Where hosts live while they run, and where release tarballs are cached between runs.
 STATE_DIR = Path(os.environ.get("TRITON_TESTBED_DIR", "/var/tmp/triton-testbed"))
@@ -22,7 +27,9 @@ SYSTEMD_PACKAGES = ("systemd", "systemd-sysv", "dbus", "sudo")
 NOTEBOOK_PACKAGES = ("zstd",)
 INITS = ("none", "systemd")
 CGROUP = Path("/sys/fs/cgroup")
-FIRST_SSH_PORT = 2201
+# Each parallel test worker (pytest-xdist) has its own STATE_DIR and ranges of ports (tests/conftest.py).
+FIRST_SSH_PORT = int(os.environ.get("TRITON_TESTBED_FIRST_SSH_PORT", "2201"))
+PORT_OFFSET = int(os.environ.get("TRITON_TESTBED_PORT_OFFSET", "0"))  # added to each host's Triton ports
 PERSIST_PATH = "/persist"
 _RELEASE_RE = re.compile(r"^[a-z]+$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
@@ -63,3 +70,41 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 
 def _log(msg: str) -> None:
     print(f"[testbed] {msg}", file=sys.stderr, flush=True)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_held = 0  # cache_lock's depth in this process (a builder may call another)
+
+
+@contextmanager
+def cache_lock() -> Iterator[None]:
+    """One builder of the shared caches (CACHE_DIR) at a time, across processes: parallel test workers
+    that both find a base or an artifact missing build it once, the second then finding it there."""
+    global _held
+    if _held:
+        _held += 1
+        try:
+            yield
+        finally:
+            _held -= 1
+        return
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    with open(CACHE_DIR / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _held = 1
+        try:
+            yield
+        finally:
+            _held = 0
+
+
+def cache_built(build: Callable[_P, _R]) -> Callable[_P, _R]:
+    """build runs under cache_lock (it makes or finds something in CACHE_DIR)."""
+
+    @functools.wraps(build)
+    def locked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with cache_lock():
+            return build(*args, **kwargs)
+
+    return locked

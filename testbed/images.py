@@ -21,6 +21,7 @@ from testbed.config import (
     TestbedError,
     _log,
     _run,
+    cache_built,
 )
 
 
@@ -43,6 +44,7 @@ def base_dir(release: str, init: str = "none") -> Path:
     return CACHE_DIR / f"base-{_flavour(release, init)}"
 
 
+@cache_built
 def ensure_base(release: str, init: str = "none") -> Path:
     """Return the unpacked, prepared root file system of a release, building what is missing."""
     if not _RELEASE_RE.match(release):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from testbed.config import PERSIST_PATH, STATE_DIR, Host
+from testbed.config import PERSIST_PATH, PORT_OFFSET, STATE_DIR, Host
 from testbed.identity import client_key
 
 
@@ -38,7 +38,7 @@ def host_index(name: str) -> int:
 
 def triton_ports(index: int) -> dict:
     """Each test host gets its own ports: the hosts share this machine's loopback."""
-    base = 18000 + 100 * index
+    base = 18000 + PORT_OFFSET + 100 * index
     return {"triton_http_port": base, "triton_grpc_port": base + 1, "triton_metrics_port": base + 2}
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from compat.tables import PYTRITON_RELEASES
 from remote._archive import wheel_layout_name
-from testbed.config import CACHE_DIR
+from testbed.config import CACHE_DIR, cache_built
 from testbed.mirror import sha256_of
 
 PYTRITON = PYTRITON_RELEASES["0.7.0"]
@@ -23,6 +23,7 @@ TORCH_VERSION = "2.13.0"
 TORCH_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 
 
+@cache_built
 def pytriton_wheel() -> Path:
     """nvidia-pytriton 0.7.0 from PyPI (55 MB, once), verified against the table's sha256."""
     dest_dir = CACHE_DIR / "artifacts"
@@ -67,6 +68,7 @@ def mirror_settings(mirror) -> dict:
     }
 
 
+@cache_built
 def triton_tarball() -> Path:
     """A tarball in the container layout (tritonserver/bin, lib, backends ...), made from the wheel once."""
     out = CACHE_DIR / "artifacts" / f"tritonserver-{PYTRITON.triton}-from-pytriton-{PYTRITON.version}.tar"
@@ -91,6 +93,7 @@ def triton_tarball() -> Path:
     return out
 
 
+@cache_built
 def _derived_tarball(out: Path, edit, extra: dict[str, bytes] | None = None) -> Path:
     """`out`, made once from triton_tarball(): each member passed through edit(member), which returns
     it (renamed if need be) or None to leave it out; then the extra files (name -> bytes)."""
@@ -136,6 +139,7 @@ def triton_tarball_variant(name: str, drop: str = "", note: str = "") -> Path:
     )
 
 
+@cache_built
 def standalone_python() -> tuple[Path, str]:
     """A stand-in for a python-build-standalone `install_only` archive, made from this controller's
     own CPython (built --enable-shared): `python/` with bin/python3.X (RUNPATH $ORIGIN/../lib, as the
@@ -174,6 +178,7 @@ def standalone_python() -> tuple[Path, str]:
     return out, version
 
 
+@cache_built
 def uv_wheel() -> Path:
     """The pinned uv wheel for this machine from PyPI (once), verified against the table's sha256."""
     from compat.tables import UV_VERSION, UV_WHEELS
@@ -191,6 +196,7 @@ def uv_wheel() -> Path:
     return wheel
 
 
+@cache_built
 def uv_downloads_list(mirror) -> tuple[str, str]:
     """A downloads list in uv's format (python-build-standalone's download-metadata.json) naming the
     standalone stand-in on the mirror with its sha256, placed on the mirror; returns its URL and the
