@@ -79,11 +79,14 @@ class _LiarHandler(BaseHTTPRequestHandler):
     def log_message(self, format, *args):
         pass
 
-    def do_GET(self) -> None:
+    def do_HEAD(self) -> None:
+        self.do_GET(body=False)
+
+    def do_GET(self, body: bool = True) -> None:
         path = unquote(self.path.split("?", 1)[0])
         self.liar.seen.append((path, self.headers.get("Authorization", "")))
         if path.startswith("/api/models/"):
-            body = json.dumps(self.liar.info).encode()
+            data = json.dumps(self.liar.info).encode()
         elif path in self.liar.redirects:
             self.send_response(302)
             self.send_header("Location", self.liar.redirects[path])
@@ -91,18 +94,21 @@ class _LiarHandler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         elif path.rsplit("/", 1)[-1] in self.liar.files:
-            body = self.liar.files[path.rsplit("/", 1)[-1]]
+            data = self.liar.files[path.rsplit("/", 1)[-1]]
         else:
             self.send_response(404)
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
         self.send_response(200)
-        for name, value in self.liar.headers.items():
+        # what huggingface_hub reads from a file's HEAD: the commit and the ETag (the hub's: the digest)
+        headers = {"X-Repo-Commit": COMMIT, "ETag": f'"{sha256(data)}"', **self.liar.headers}
+        for name, value in headers.items():
             self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(body)
+        if body:
+            self.wfile.write(data)
 
 
 @pytest.fixture
