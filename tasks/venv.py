@@ -44,9 +44,10 @@ def _restores(venv: VenvData | None, plan: VenvPlan) -> bool:
     """The snapshot is to be unpacked: the venv (its fact) does not match and a snapshot of one that
     did is kept. Each venv operation asks the same question, so that a plan made before any of them
     runs (pyinfra without -y) agrees with itself."""
-    if not plan.snapshot or not plan.snapshot_sha256 or _matches(venv, plan):
-        return False  # a snapshot whose digest the controller did not keep is never unpacked
-    return bool(host.get_fact(File, path=plan.snapshot))
+    if not plan.snapshot or _matches(venv, plan):
+        return False
+    kept = bool(host.get_fact(File, path=plan.snapshot))  # asked either way: every run asks the same facts
+    return kept and bool(plan.snapshot_sha256)  # a snapshot whose digest the controller did not keep: never
 
 
 @operation()
@@ -105,7 +106,7 @@ def snapshot_saved(plan: VenvPlan):
     if not plan.snapshot_digest_store:
         host.noop("no venv snapshot: its digest is kept on the controller, in venv_lock_dir, which is off")
         return
-    if plan.snapshot_sha256 and host.get_fact(File, path=plan.snapshot):
+    if host.get_fact(File, path=plan.snapshot) and plan.snapshot_sha256:
         host.noop(f"venv snapshot {plan.snapshot} kept, its sha256 on the controller")
         return
     folder, name = plan.snapshot.rsplit("/", 1)
