@@ -99,6 +99,6 @@ def assemble(
     if not status["ok"]:
         status["problem"] = (
             "the server should run and does not" if not running else "the server runs but is not ready"
-        ) + f"; its log is {layout.run}/tritonserver.log"
+        ) + f"; its log: {extra.get('log') or layout.run + '/tritonserver.log'}"
         status["log_tail"] = [mask(line) for line in extra.get("log_tail", [])]
     return status

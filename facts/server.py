@@ -62,6 +62,7 @@ class ServerStatusData(TypedDict):
     started: str | None  # when the running configuration was started (UTC, ISO 8601)
     models: list[dict[str, str]] | None  # Triton's repository index: name, version, state, reason
     disk_used: dict[str, int]  # bytes under each path asked about
+    log: str  # where the server's log is: its file, or "journalctl -u tritonserver.service" (systemd)
     log_tail: list[str]  # the server log's last lines
 
 

@@ -120,10 +120,11 @@ purge_persist = False
 # The system user the server and the models' code run as (made if absent; no login, no home).
 # It may write only the server's run directory (pid, log) and the HF cache. "root" turns this off.
 triton_user = "triton-server"
-# The server's log is TRITON_HOME/run/tritonserver.log (what it prints, and a "--- start" line at
-# each start). Past triton_log_max_mb it is rotated to .1, .2 ... (triton_log_keep of them; the log
-# is copied, then truncated, so the server never stops), checked every triton_log_check_s seconds
-# by a watcher beside the server: with systemd (in its unit) or without.
+# The server's log: under systemd, the journal (`journalctl -u tritonserver`, kept and rotated by
+# journald). Without systemd, TRITON_HOME/run/tritonserver.log (what it prints, and a "--- start" line
+# at each start); past triton_log_max_mb it is rotated to .1, .2 ... (triton_log_keep of them; the log
+# is copied, then truncated, so the server never stops), checked every triton_log_check_s seconds by a
+# watcher beside the server.
 triton_log_max_mb = 100
 triton_log_keep = 3
 triton_log_check_s = 60

@@ -1,5 +1,6 @@
 # $1 unit path, $2 unit text, $3 run dir, $4 config hash, $5 stale pids: stop our detached servers,
-# install the unit, enable it (started at boot), (re)start it, record its pid and the hash.
+# install the unit, enable it (started at boot), (re)start it, record its pid and the hash. Its log is
+# the journal's (the unit writes a "--- start" line there first).
 . ./lib.sh
 set -e
 mkdir -p "$3"
@@ -7,7 +8,9 @@ for p in $5; do stop_pid "$p"; done
 printf "%s" "$2" > "$1.new"
 mv "$1.new" "$1"
 rm -f "$3/proof.txt" "$3/config.hash"
-echo "--- start $(date -u +%FT%TZ)" >> "$3/tritonserver.log"
+# where this start's lines begin in the journal (wait_ready reads from there): the unit's last cursor
+journalctl -u tritonserver.service -n 1 -o cat --no-pager --show-cursor 2>/dev/null \
+  | sed -n 's/^-- cursor: //p' > "$3/journal.cursor" || true
 systemctl daemon-reload
 systemctl enable --quiet tritonserver.service
 systemctl restart tritonserver.service

@@ -4,11 +4,13 @@
 
 Prints one JSON object: the pid's uptime in seconds, when the running server was started (its
 config hash's time), each model Triton's repository index lists with its state, the bytes used
-under each PATH, and the server log's last LOG_LINES lines. Runs on the host (3.8+).
+under each PATH, and the server log's last LOG_LINES lines (the journal's where systemd runs our unit).
+Runs on the host (3.8+).
 """
 
 import json
 import os
+import subprocess
 import sys
 import time
 import urllib.request
@@ -26,6 +28,9 @@ def uptime(pid: int):
     except (OSError, ValueError, IndexError):
         return None
     return round(since_boot - start_ticks / os.sysconf("SC_CLK_TCK"), 1)
+
+
+UNIT = "tritonserver.service"
 
 
 def models(host: str, port: str):
@@ -49,6 +54,26 @@ def tail(path: str, lines: int):
         return []
 
 
+def journal_tail(lines: int):
+    """The last lines of the unit's journal (systemd hosts: the unit writes its log there)."""
+    try:
+        res = subprocess.run(
+            ["journalctl", "-u", UNIT, "-o", "cat", "--no-pager", "-n", str(lines)],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return res.stdout.splitlines()[-lines:]
+
+
+def in_journal() -> bool:
+    """Whether the server's log is the journal's: systemd runs the host and our unit is there."""
+    return os.path.isdir("/run/systemd/system") and os.path.exists(f"/etc/systemd/system/{UNIT}")
+
+
 def main(run: str, host: str, port: str, pid: str, lines: str, *paths: str) -> int:
     try:
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.stat(f"{run}/config.hash").st_mtime))
@@ -59,7 +84,8 @@ def main(run: str, host: str, port: str, pid: str, lines: str, *paths: str) -> i
         "started": started,
         "models": models(host, port),
         "disk_used": {p: tree_size(p) for p in paths},
-        "log_tail": tail(f"{run}/tritonserver.log", int(lines)),
+        "log": f"journalctl -u {UNIT}" if in_journal() else f"{run}/tritonserver.log",
+        "log_tail": journal_tail(int(lines)) if in_journal() else tail(f"{run}/tritonserver.log", int(lines)),
     }
     print(json.dumps(out))
     return 0

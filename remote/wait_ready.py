@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import time
 import urllib.error
@@ -147,12 +148,27 @@ def explain(log: str, limit: int = 30) -> str:
 
 
 def this_start(log: str) -> list[str]:
-    """The log lines of the latest start (the deploy writes '--- start' before each)."""
+    """The log lines of the latest start: of the file log after its last '--- start' line, or where log
+    is journal:UNIT@CURSOR_FILE (systemd), the unit's journal after the cursor the start recorded (never
+    a line of an earlier start that the journal had not yet passed on)."""
     try:
-        with open(log, errors="replace") as f:
-            return f.read().split("--- start ")[-1].splitlines()
-    except OSError:
+        if log.startswith("journal:"):
+            unit, _, cursor_file = log[8:].partition("@")
+            command = ["journalctl", "-u", unit, "-o", "cat", "--no-pager", "-n", "5000"]
+            try:
+                with open(cursor_file) as f:
+                    cursor = f.read().strip()
+            except OSError:
+                cursor = ""
+            if cursor:
+                command.append(f"--after-cursor={cursor}")
+            text = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=30).stdout
+        else:
+            with open(log, errors="replace") as f:
+                text = f.read()
+    except (OSError, subprocess.SubprocessError):
         return []
+    return re.split(r"^--- start.*$", text, flags=re.MULTILINE)[-1].strip("\n").splitlines()
 
 
 def fatal(log: str) -> str:

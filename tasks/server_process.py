@@ -15,7 +15,7 @@ from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState
 from facts.system import InitSystem
 from tasks import host_log, switch
-from tasks.server_unit import LOG_WATCH, log_watch_args, server_args, systemd_unit
+from tasks.server_unit import JOURNAL, LOG_WATCH, log_watch_args, server_args, systemd_unit
 
 READY_TIMEOUT_S = 180
 
@@ -94,10 +94,11 @@ def _started(plan: ServerPlan, systemd: bool, config_hash: str, stale: str) -> S
     )
 
 
-def _ready(plan: ServerPlan, python: str, models: list[str]) -> StringCommand:
+def _ready(plan: ServerPlan, python: str, models: list[str], systemd: bool) -> StringCommand:
     """Wait until the server and these models are ready (smoke inference proves it), or fail with the
-    server log's lines that explain why."""
-    args = [f"{plan.run_dir}/tritonserver.pid", f"{plan.run_dir}/tritonserver.log", str(READY_TIMEOUT_S)]
+    server log's lines that explain why (the journal's under systemd)."""
+    log = f"{JOURNAL}@{plan.run_dir}/journal.cursor" if systemd else f"{plan.run_dir}/tritonserver.log"
+    args = [f"{plan.run_dir}/tritonserver.pid", log, str(READY_TIMEOUT_S)]
     env = {"TRITON_PROOF_FILE": f"{plan.run_dir}/proof.txt"}
     return remote.python(python, "wait_ready.py", plan.http_host, str(plan.http_port), *args, *models, env=env)
 
@@ -172,7 +173,7 @@ def running(
         raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
     stale = " ".join(str(pid) for pid in state["stale"])
     proof_file = f"{p.run_dir}/proof.txt"
-    new = [switch.command(links), _started(p, systemd, wanted_hash, stale), _ready(p, python, models)]
+    new = [switch.command(links), _started(p, systemd, wanted_hash, stale), _ready(p, python, models, systemd)]
     if verify and verify != "[]":
         new.append(_verified(p, verify, in_process, proof_file))
     old = switch.previous(links) if state["pid"] and state["ready"] and state["config_hash"] else None
@@ -181,7 +182,11 @@ def running(
     else:
         # What served before comes back when the new server fails: the old links, the old hash (so
         # the next run tries the change again), the same start and proof of readiness.
-        back = [switch.command(old), _started(p, systemd, state["config_hash"], ""), _ready(p, python, ["smoke"])]
+        back = [
+            switch.command(old),
+            _started(p, systemd, state["config_hash"], ""),
+            _ready(p, python, ["smoke"], systemd),
+        ]
         told = (
             "The new server failed (above); rolled back to what served before: the Triton install, venv "
             "and model repository it ran. Fix the cause named above, then run again."

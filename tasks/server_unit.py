@@ -89,14 +89,14 @@ def log_watch_args(settings: Settings, layout: Layout) -> list[str]:
     ]
 
 
+JOURNAL = "journal:tritonserver.service"  # where a systemd host's server log is (wait_ready, status)
+
+
 def systemd_unit(settings: Settings, layout: Layout) -> str:
-    """The unit used where systemd is PID 1: the launcher's environment, the same arguments and log,
-    restarted on failure at most 3 times a minute (no restart loop). The log watcher starts after the
-    server, as root (`+`: it truncates the log systemd opened), in the unit's cgroup: it stops with it."""
+    """The unit used where systemd is PID 1: the launcher's environment, the same arguments, restarted on
+    failure at most 3 times a minute (no restart loop). Its output goes to the journal (`journalctl -u
+    tritonserver`), which keeps and rotates it; a "--- start" line there begins each start's lines."""
     command = " ".join(systemd_word(a) for a in [layout.launcher, "tritonserver", *server_args(settings, layout)])
-    watch = " ".join(systemd_word(a) for a in ["/bin/sh", "-c", LOG_WATCH.replace('"$0"', '"$MAINPID"')])
-    watch += " " + " ".join(systemd_word(a) for a in ["watch", *log_watch_args(settings, layout)])
-    log = systemd_path(layout.server_log)
     sandbox = ""
     if settings.triton_user != "root":  # the models' code runs in here: it may write the HF cache, nothing else
         writable = systemd_word(f"-{layout.hf_cache}")
@@ -107,7 +107,8 @@ def systemd_unit(settings: Settings, layout: Layout) -> str:
     return (
         "# Written by triton-provisioner.\n[Unit]\nDescription=NVIDIA Triton Inference Server\n"
         "After=network-online.target\nStartLimitIntervalSec=60\nStartLimitBurst=3\n\n"
-        f"[Service]\nExecStart={command}\nExecStartPost=+{watch}\n{sandbox}Restart=on-failure\nRestartSec=5\n"
-        f"StandardOutput=append:{log}\nStandardError=append:{log}\nStandardInput=null\n\n"
+        f"[Service]\nExecStartPre=/bin/echo {systemd_word('--- start')}\nExecStart={command}\n{sandbox}"
+        "Restart=on-failure\nRestartSec=5\n"
+        "StandardOutput=journal\nStandardError=journal\nSyslogIdentifier=tritonserver\nStandardInput=null\n\n"
         "[Install]\nWantedBy=multi-user.target\n"
     )

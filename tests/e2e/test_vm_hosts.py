@@ -19,7 +19,6 @@ from testbed import TestHost, op_results, run_pyinfra, write_inventory
 from testbed.mirror import Mirror
 from testbed.proxy import SOURCE_FOR_LOOPBACK, Proxy
 from tests.e2e import artifacts
-from tests.e2e.test_lifecycle import assert_log_rotates
 from tests.e2e.test_provision import assert_serves, changed
 
 # The VM runs beside tb1/tb2 and the trixie host on this machine's loopback: ports of its own.
@@ -324,10 +323,25 @@ def test_after_a_reboot_the_server_comes_back_by_itself(vm: TestHost, vm_inv: Pa
     assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
 
 
-def test_the_log_is_rotated_past_its_cap_under_systemd(vm: TestHost, vm_inv: Path, first_run: dict) -> None:
-    """The watcher runs in the unit (ExecStartPost, as root: systemd opened the log) and stops with it."""
-    assert_log_rotates(vm, vm_inv, f"{HOME}/run", lambda: assert_serves(vm, PORTS))
-    assert unit_state(vm)[:2] == ("active", "enabled")
+def test_the_servers_log_is_the_journal_and_status_reads_it(vm: TestHost, vm_inv: Path, first_run: dict) -> None:
+    """Under systemd the server writes to the journal (journald keeps and rotates it): `journalctl -u
+    tritonserver` holds this start's lines after its "--- start" line, and no log file is written. With the
+    server stopped, status says so and shows the journal's last lines: the server's own shutdown."""
+    port = PORTS["triton_http_port"]
+    journal = ssh_ok(vm, "journalctl -u tritonserver.service -o cat --no-pager")
+    assert "--- start" in journal
+    assert f'"Started HTTPService at 127.0.0.1:{port}"' in journal.split("--- start")[-1], journal[-3000:]
+    assert vm.ssh(f"ls {shlex.quote(HOME)}/run/tritonserver.log", check=False).returncode != 0
+    ssh_ok(vm, "systemctl stop tritonserver.service")
+    try:
+        res = run_pyinfra(vm_inv, "deploy/status.py", "-y")
+        out = res.stdout + res.stderr
+        assert res.returncode != 0, out[-3000:]  # it should run, and does not
+        assert "its log: journalctl -u tritonserver.service" in out, out[-3000:]
+        assert re.search(r"\| .*(successfully unloaded|Waiting for in-flight requests)", out), out[-3000:]
+    finally:
+        ssh_ok(vm, "systemctl start tritonserver.service")
+        wait_for("the server is ready again", lambda: ready(vm), 120)
 
 
 def test_status_names_the_systemd_unit(vm: TestHost, vm_inv: Path, first_run: dict) -> None:

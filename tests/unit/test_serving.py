@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -169,6 +170,44 @@ def test_only_the_last_start_is_explained() -> None:
     text = wait_ready.explain(str(LOGS / "two-starts.log"))
     assert "=> cause: a port is taken" in text and "already in use" in text
     assert "libpython" not in text and "smoke" not in text
+
+
+# A stand-in journalctl (the real one is proven on the systemd test host, test_vm_hosts.py): it records its
+# arguments and prints the unit's journal as `-o cat` would: everything, or only what came after --after-cursor.
+JOURNALCTL = """#!/bin/sh
+printf '%s\\n' "$@" > "$JOURNAL_ARGS"
+case "$*" in
+  *--after-cursor=s=42*) cat "$JOURNAL_NEW" ;;
+  *) cat "$JOURNAL_OLD" "$JOURNAL_NEW" ;;
+esac
+"""
+
+
+def test_under_systemd_the_journal_after_the_starts_cursor_is_explained(tmp_path, monkeypatch) -> None:
+    """wait_ready reads the unit's journal (journal:UNIT@CURSOR_FILE): only what this start wrote, after the
+    cursor the start recorded, even before the journal has this start's '--- start' line."""
+    two = (LOGS / "two-starts.log").read_text()
+    first, second = two.rsplit("--- start", 1)
+    (tmp_path / "old").write_text(first)
+    (tmp_path / "new").write_text(second.split("\n", 1)[1])  # this start's lines, its marker not yet there
+    tool = tmp_path / "bin" / "journalctl"
+    tool.parent.mkdir()
+    tool.write_text(JOURNALCTL)
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tool.parent}:{os.environ['PATH']}")
+    for name, value in (("ARGS", "args"), ("OLD", "old"), ("NEW", "new")):
+        monkeypatch.setenv(f"JOURNAL_{name}", str(tmp_path / value))
+    cursor = tmp_path / "journal.cursor"
+    cursor.write_text("s=42;i=7\n")
+    text = wait_ready.explain(f"journal:tritonserver.service@{cursor}")
+    assert "=> cause: a port is taken" in text and "libpython" not in text
+    args = (tmp_path / "args").read_text().split()
+    assert args[:2] == ["-u", "tritonserver.service"] and "--after-cursor=s=42;i=7" in args
+    cursor.unlink()  # a first start: no cursor yet, the whole journal, split at its last '--- start'
+    (tmp_path / "new").write_text("--- start\n" + second.split("\n", 1)[1])
+    text = wait_ready.explain(f"journal:tritonserver.service@{cursor}")
+    assert "=> cause: a port is taken" in text and "libpython" not in text
+    assert not any(a.startswith("--after-cursor") for a in (tmp_path / "args").read_text().split())
 
 
 # Lines that merely mention a cause's word, each from a start that went well: none is a cause.
