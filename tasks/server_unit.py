@@ -65,13 +65,6 @@ def systemd_word(value: str) -> str:
     return '"' + doubled.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def systemd_path(value: str) -> str:
-    """A path that ends a unit setting (StandardOutput=append:PATH): specifiers doubled, nothing quoted."""
-    if any(ord(ch) < 32 for ch in value):
-        raise ValueError(f"a control character cannot stand in a systemd unit: {value!r}")
-    return value.replace("%", "%%")
-
-
 # The log watcher beside the server: while the server (pid "$0") lives, rotate its log every few
 # seconds ("$1" the rotation script, then the log, its cap in bytes, the copies kept, the interval).
 LOG_WATCH = 'while kill -0 "$0" 2>/dev/null; do "$1" "$2" "$3" "$4"; sleep "$5"; done >/dev/null 2>&1 &'

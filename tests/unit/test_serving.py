@@ -314,7 +314,10 @@ def test_systemd_unit_runs_the_same_server_through_the_launcher() -> None:
     assert "ExecStart=/opt/triton/bin/triton-env tritonserver --model-repository /opt/triton/models" in unit
     assert "--http-address 127.0.0.1" in unit and "Restart=on-failure" in unit
     assert "StartLimitBurst=3" in unit  # a model that cannot load does not restart forever
-    assert "StandardOutput=append:/opt/triton/run/tritonserver.log" in unit
+    # its log is the journal's, each start's lines after a "--- start" line (the readiness wait splits there)
+    assert "\nStandardOutput=journal\nStandardError=journal\nSyslogIdentifier=tritonserver\n" in unit
+    assert '\nExecStartPre=/bin/echo "--- start"\nExecStart=' in unit
+    assert "append:" not in unit and "ExecStartPost" not in unit  # no log file, no watcher: journald rotates
 
 
 @pytest.mark.parametrize(
@@ -331,10 +334,9 @@ def test_systemd_words_are_quoted_as_systemd_reads_them(arg: str, word: str) -> 
     assert server_unit.systemd_word(arg) == word
 
 
-def test_systemd_unit_doubles_percent_signs_in_the_log_path_and_refuses_control_characters() -> None:
+def test_systemd_unit_doubles_percent_signs_in_paths_and_refuses_control_characters() -> None:
     s = settings(triton_home="/srv/t%i")
     unit = server_unit.systemd_unit(s, Layout(s))
-    assert "StandardOutput=append:/srv/t%%i/run/tritonserver.log" in unit
     assert "ExecStart=/srv/t%%i/bin/triton-env tritonserver --model-repository /srv/t%%i/models" in unit
     with pytest.raises(ValueError, match="control character"):
         server_unit.systemd_word("a\nb")

@@ -60,8 +60,10 @@ def test_a_serving_host() -> None:
 def test_a_systemd_host_whose_enabled_unit_is_down_fails_with_the_log() -> None:
     s = load({})
     down = {"pid": None, "unit_enabled": True, "config_hash": None}
-    st = status.assemble(s, Layout(s), facts(down, True, {**SERVING, "uptime_s": None}), {}, None)
+    journal = {**SERVING, "uptime_s": None, "log": "journalctl -u tritonserver.service"}
+    st = status.assemble(s, Layout(s), facts(down, True, journal), {}, None)
     assert not st["ok"] and st["problem"].startswith("the server should run and does not")
+    assert st["problem"].endswith("; its log: journalctl -u tritonserver.service")  # where systemd keeps it
     assert st["log_tail"] == SERVING["log_tail"] and st["server"]["started_by"] is None
     assert "NOT RUNNING (it should)" in status_report.table("vm1", st)
 
