@@ -72,7 +72,9 @@ def plan(
         pinned = m.kind != "hub" or _is_commit(m.revision)
         note = "" if pinned else " (revision not pinned: a branch or tag, it can move)"
         lines.append(f"  model    {m.name}: {m.source}{note}")
-        if m.name in d.model_serving:
+        if m.kind == "triton":
+            lines.append("           as it is: its own config.pbtxt; proven with inputs made from that config")
+        elif m.name in d.model_serving:
             v = d.model_serving[m.name]
             batching = f"batches up to {v.max_batch_size}" if m.dynamic_batching and v.max_batch_size else "no batching"
             lines.append(f"           {v.instances} instance(s) x {v.threads} torch thread(s), {batching} ({v.why})")

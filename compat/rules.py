@@ -32,7 +32,7 @@ from compat.installed import (
     persist_wiped,
 )
 from compat.python_choice import PythonChoice, choose_python, stub_fix
-from compat.serving import model_serving
+from compat.serving import check_model_backends, model_serving
 from compat.torch_choice import choose_torch
 from config.layout import Layout
 from config.settings import Settings
@@ -76,6 +76,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
     items += check_install_paths(facts, settings)
     items += check_server_user(facts, settings)
     items += check_ports(facts, settings)
+    items += check_model_backends(settings.models, settings.triton_source)
     decisions = Decisions(
         artifact=choose_artifact(settings, Layout(settings)),
         python=python.python,

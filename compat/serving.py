@@ -5,8 +5,11 @@ on a GPU. The numbers are compat/tables.py's, measured (BENCHMARKS.md, section 8
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from compat import tables as t
+from compat.assessment import Item, blocker, ok
+from config import triton_model
 from config.models import ModelSpec
 
 
@@ -41,3 +44,29 @@ def model_serving(specs: tuple[ModelSpec, ...], cpus: int | None, gpu: bool) -> 
         preferred = spec.preferred_batch_sizes or tuple(sorted({max(1, batch // 2), batch})) if batch else ()
         out[spec.name] = Serving(instances, threads, batch, preferred, ", ".join(why))
     return out
+
+
+def check_model_backends(specs: tuple[ModelSpec, ...], triton_source: str) -> list[Item]:
+    """Each Triton model folder (triton:) asks for a backend the chosen build carries: the pytriton wheel's
+    Triton has the python backend only. (NGC's tarball carries most; Triton names any it lacks at load.)"""
+    items = []
+    for spec in specs:
+        if spec.kind != "triton":
+            continue
+        config, _ = triton_model.check_dir(spec.name, Path(spec.ref))
+        if config is None:
+            continue  # the settings refused it already, naming why
+        name = f"model {spec.name}"
+        if triton_source == "pytriton" and config.backend not in t.PYTRITON_BACKENDS:
+            items.append(
+                blocker(
+                    name,
+                    f"needs the {config.backend} backend; the pytriton build (triton_source = 'pytriton') carries "
+                    f"{', '.join(t.PYTRITON_BACKENDS)} only",
+                    "set triton_source = 'tarball' with a Triton build that has it (NGC's tritonserver tarball "
+                    f"carries {config.backend}), or serve the model through the python backend",
+                )
+            )
+        else:
+            items.append(ok(name, f"a Triton model folder for the {config.backend} backend"))
+    return items

@@ -119,6 +119,10 @@ CONTAINER_HOST_SONAMES: tuple[str, ...] = (
     "libgcc_s.so.1",
 )
 
+# The backends a pytriton wheel's Triton carries: tritonserver/backends/ holds python/ only (`unzip -l`
+# of nvidia_pytriton-0.7.0-py3-none-manylinux_2_35_x86_64.whl, 2026-12-01). NGC's tarball carries more.
+PYTRITON_BACKENDS = ("python",)
+
 PYTRITON_RELEASES: dict[str, PytritonRelease] = {
     # [pytriton-0.7.0] checked: 55 MB wheel, sha256 below, stubs 3.8-3.13, the 3.13 stub links
     # a libpython3.13 shipped in nvidia_pytriton.libs; manylinux_2_35_x86_64 only.

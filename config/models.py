@@ -1,4 +1,5 @@
-"""The `models` setting: which HuggingFace models to serve and how, parsed and checked."""
+"""The `models` setting: which models to serve and how (HuggingFace models through the provisioner's
+template, or Triton model folders users bring), parsed and checked."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+
+from config import triton_model
 
 MODEL_TASKS = ("text-classification", "feature-extraction", "text-generation")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -19,7 +22,7 @@ class ModelSpec:
     (compat/serving.py)."""
 
     name: str
-    source: str  # "hub:<repo id>@<revision>" or "path:<directory on the controller>"
+    source: str  # "hub:<repo id>@<revision>", "path:<directory on the controller>" or "triton:<model folder>"
     task: str = "text-classification"
     max_batch_size: int | None = None  # None: from the host (compat/serving.py); 0: no batching
     dynamic_batching: bool = True
@@ -67,6 +70,12 @@ def parse_models(value: Any) -> tuple[tuple[ModelSpec, ...], list[str]]:
         if missing:
             problems.append(f"{where}: needs {' and '.join(missing)}")
             continue
+        if str(entry.get("source", "")).startswith("triton:") and set(entry) - {"name", "source"}:
+            extra = ", ".join(sorted(set(entry) - {"name", "source"}))
+            problems.append(
+                f"{where} ({entry.get('name')}): a Triton model folder brings its own config.pbtxt; set {extra} there"
+            )
+            continue
         data = dict(entry)
         if "preferred_batch_sizes" in data and isinstance(data["preferred_batch_sizes"], list):
             data["preferred_batch_sizes"] = tuple(data["preferred_batch_sizes"])
@@ -91,10 +100,13 @@ def _check(spec: ModelSpec) -> list[str]:
         out.append("name must be letters, digits, '_', '-', '.' (it is a directory and the model's name)")
     if (
         not isinstance(spec.source, str)
-        or spec.source.split(":", 1)[0] not in ("hub", "path")
+        or spec.source.split(":", 1)[0] not in ("hub", "path", "triton")
         or ":" not in spec.source
     ):
-        out.append("source must be 'hub:<repo id>@<revision>' or 'path:<directory on the controller>'")
+        out.append(
+            "source must be 'hub:<repo id>@<revision>', 'path:<directory on the controller>' or "
+            "'triton:<Triton model folder on the controller>'"
+        )
     elif spec.kind == "hub":
         if not _REPO.match(spec.repo) or ("@" in spec.ref and not _REVISION.match(spec.revision)):
             out.append(f"source {spec.source!r}: expected hub:<org>/<name>@<revision>")
@@ -106,6 +118,8 @@ def _check(spec: ModelSpec) -> list[str]:
             )
     elif not Path(spec.ref).is_absolute() or not Path(spec.ref).is_dir():
         out.append(f"source {spec.source!r}: no such directory on the controller (use an absolute path)")
+    elif spec.kind == "triton":
+        out += triton_model.check_dir(spec.name, Path(spec.ref))[1]
     if spec.task not in MODEL_TASKS:
         out.append(f"task must be one of {', '.join(MODEL_TASKS)}")
     ints = {

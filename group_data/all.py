@@ -171,6 +171,11 @@ provision_records_dir = "provision-records"
 # Example:
 #   models = [{"name": "sentiment", "task": "text-classification",
 #              "source": "hub:distilbert/distilbert-base-uncased-finetuned-sst-2-english@main"}]
+# A Triton model folder you already have (config.pbtxt, and 1/model.py for the python backend, or
+# another backend's files) is served as it is: {"name": "text_classifier", "source":
+# "triton:/abs/path/text_classifier"}; name and source only (the rest is in its config.pbtxt). It is
+# checked before any change (config.pbtxt parses and sits beside the version folder, the name matches,
+# model.py is there, this build carries its backend) and proven with inputs made from its config.
 # A minimal "smoke" model is always served to prove the stack.
 models = []
 # A HuggingFace token for gated or private models. Never printed; stored 0600 in HF_HOME. "" = the

@@ -14,6 +14,7 @@ from pyinfra.operations import files
 
 import remote
 from compat.serving import Serving, model_serving
+from config import triton_model
 from config.layout import Layout
 from config.models import ModelSpec
 from facts.files import TreeEntries
@@ -70,6 +71,9 @@ def repository_files(
         "smoke/1/model.py": (TEMPLATES / "smoke" / "model.py").read_bytes(),
     }
     for spec in specs:
+        if spec.kind == "triton":  # a model folder the user brings: its files as they are
+            out.update({f"{spec.name}/{rel}": data for rel, data in triton_model.files(Path(spec.ref)).items()})
+            continue
         out[f"{spec.name}/config.pbtxt"] = render_config(spec, layout, gpu_ids, (serving or {}).get(spec.name)).encode()
         for name in ("model.py", "hf_pipeline.py"):
             out[f"{spec.name}/1/{name}"] = (TEMPLATES / "hf" / name).read_bytes()
@@ -80,9 +84,11 @@ def verify_spec(
     specs: tuple[ModelSpec, ...], layout: Layout, gpu_ids: list[int], serving: dict[str, Serving] | None = None
 ) -> str:
     """What the verifier needs to call each model, and to run it in-process on the device the
-    server runs it on (the first GPU of its instances, or the CPU), as JSON."""
+    server runs it on (the first GPU of its instances, or the CPU), as JSON. A Triton model folder is
+    called with inputs made from its config.pbtxt (its inputs' names, types and shapes)."""
     return json.dumps(
-        [
+        [_triton_verify(s) for s in specs if s.kind == "triton"]
+        + [
             {
                 "name": s.name,
                 "task": s.task,
@@ -94,8 +100,22 @@ def verify_spec(
                 "device": f"cuda:{gpu_ids[0]}" if instance_kind(s, gpu_ids) == "KIND_GPU" and gpu_ids else "cpu",
             }
             for s in specs
+            if s.kind != "triton"
         ]
     )
+
+
+def _triton_verify(spec: ModelSpec) -> dict:
+    config, _ = triton_model.check_dir(spec.name, Path(spec.ref))
+    if config is None:
+        raise ValueError(f"model {spec.name}: {spec.ref} is not a Triton model folder")  # the settings refused it
+    return {
+        "name": spec.name,
+        "task": "triton",
+        "max_batch_size": config.max_batch_size,
+        "inputs": [{"name": i.name, "datatype": i.datatype, "dims": list(i.dims)} for i in config.inputs],
+        "outputs": [o.name for o in config.outputs],
+    }
 
 
 def fetch_command(python: str, hf_home: str, hf_cache: str, markers: str, repo: str, revision: str, user: str):
@@ -147,6 +167,8 @@ def sources(
     else:
         files.file(name="No HuggingFace token (hf_token is empty)", path=token, present=False)
     for spec in specs:
+        if spec.kind == "triton":
+            continue  # its files go into the model repository as they are
         if spec.kind == "path":
             upload.directory(spec.ref, f"{layout.model_sources}/{spec.name}", f"Model {spec.name}")
         else:

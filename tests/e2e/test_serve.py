@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -424,5 +425,111 @@ def test_hub_models_are_fetched_lean_and_pinned_and_a_cut_transfer_resumes(
     assert infer(host, "clf_full", TEXTS)["LABEL"].shape == (len(TEXTS), 1)
     res = run_pyinfra(inv, "deploy/provision.py", "-y")  # the marker says it is complete: nothing fetched again
     assert res.returncode == 0 and len(hub.fetched("tiny/full")) == len(fetched)
+    res, _ = serve(served_host)  # back to the module's models
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
+# The seeds' model folder (../shared/seeds/000_*.txt, section 3): config.pbtxt as the write-up prints it, and
+# model.py with initialize / execute / finalize running a transformers pipeline; here the pipeline loads a
+# tiny model kept beside model.py (no model hub here), found from __file__ as the write-up advises.
+SEED_CONFIG = (Path(__file__).resolve().parents[1] / "fixtures" / "triton_models" / "seed-config.pbtxt").read_text()
+SEED_MODEL_PY = """import os
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+from transformers import pipeline
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        weights = os.path.join(os.path.dirname(__file__), "weights")
+        self.classifier = pipeline("text-classification", model=weights, device=-1)
+
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            input_tensor = pb_utils.get_input_tensor_by_name(request, "TEXT")
+            texts = input_tensor.as_numpy().flatten().tolist()
+            texts = [t.decode("utf-8") if isinstance(t, bytes) else t for t in texts]
+            results = self.classifier(texts)
+            labels = [r["label"] for r in results]
+            scores = [r["score"] for r in results]
+            out_label = pb_utils.Tensor("LABEL", np.array(labels, dtype=object).reshape(-1, 1))
+            out_score = pb_utils.Tensor("SCORE", np.array(scores, dtype=np.float32).reshape(-1, 1))
+            responses.append(pb_utils.InferenceResponse(output_tensors=[out_label, out_score]))
+        return responses
+
+    def finalize(self):
+        self.classifier = None
+"""
+ONNX_CONFIG = (
+    'name: "densenet" platform: "onnxruntime_onnx" max_batch_size: 0\n'
+    'input [ { name: "data_0" data_type: TYPE_FP32 dims: [ 1, 3, 224, 224 ] } ]\n'
+    'output [ { name: "fc6_1" data_type: TYPE_FP32 dims: [ 1000 ] } ]\n'
+)
+
+
+def test_a_model_folder_written_as_the_seeds_describe_is_served_as_it_is(
+    served_host: dict, models_dir: Path, tmp_path: Path
+) -> None:
+    """`triton:<folder>`: the seeds' text_classifier (its one-line config.pbtxt, its model.py) served as it
+    is, proven with inputs made from its config, and called as the seeds call it (HTTP JSON, a batch of 3).
+    The seeds' common mistake (config.pbtxt in the version folder) and a model for a backend this build
+    lacks are refused before any change: the server keeps running as it was."""
+    host = served_host["host"]
+    folder = tmp_path / "seed" / "text_classifier"
+    (folder / "1").mkdir(parents=True)
+    (folder / "config.pbtxt").write_text(SEED_CONFIG)
+    (folder / "1" / "model.py").write_text(SEED_MODEL_PY)
+    shutil.copytree(models_dir / "clf", folder / "1" / "weights")
+    seed = {"name": "text_classifier", "source": f"triton:{folder}"}
+    data = {**_data(served_host), "models": [*models_setting(models_dir), seed]}
+    inv = write_inventory(served_host["dir"] / "inv-seed.py", [host], data, own_ports=True)
+    res = run_pyinfra(inv, "deploy/serve.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    assert (
+        "verified text_classifier: inputs made from its config.pbtxt (TEXT BYTES[1, 1]) over HTTP and gRPC; "
+        "LABEL[1, 1], SCORE[1, 1]"
+    ) in out
+    port = triton_ports(host_index(host.name))["triton_http_port"]
+    payload = {
+        "inputs": [
+            {"name": "TEXT", "shape": [3, 1], "datatype": "BYTES", "data": ["Good movie", "Bad movie", "Just okay"]}
+        ]
+    }
+    url = f"http://127.0.0.1:{port}/v2/models/text_classifier/infer"
+    request = urllib.request.Request(url, json.dumps(payload).encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as resp:  # as the seeds call it: HTTP and JSON
+        answer = json.load(resp)
+    outputs = {o["name"]: o for o in answer["outputs"]}
+    assert outputs["LABEL"]["shape"] == [3, 1] and set(outputs["LABEL"]["data"]) <= {"POSITIVE", "NEGATIVE"}
+    assert outputs["SCORE"]["shape"] == [3, 1] and all(0 < s <= 1 for s in outputs["SCORE"]["data"])
+    pid = server_pid(host)
+
+    mistake = tmp_path / "mistake" / "text_classifier"
+    shutil.copytree(folder, mistake)
+    (mistake / "config.pbtxt").rename(mistake / "1" / "config.pbtxt")
+    bad = {"name": "text_classifier", "source": f"triton:{mistake}"}
+    inv = write_inventory(served_host["dir"] / "inv-mistake.py", [host], {**_data(served_host), "models": [bad]})
+    res = run_pyinfra(inv, "deploy/serve.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    fix = f"Triton reads it from the model's folder; move it to {mistake}/config.pbtxt"
+    assert f"config.pbtxt is in the version folder 1/: {fix}" in out
+
+    onnx = tmp_path / "onnx" / "densenet"
+    (onnx / "1").mkdir(parents=True)
+    (onnx / "config.pbtxt").write_text(ONNX_CONFIG)
+    (onnx / "1" / "model.onnx").write_bytes(b"not read: refused first")
+    other = {"name": "densenet", "source": f"triton:{onnx}"}
+    data = {**_data(served_host), "models": [*models_setting(models_dir), other]}
+    inv = write_inventory(served_host["dir"] / "inv-onnx.py", [host], data, own_ports=True)
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "needs the onnxruntime backend; the pytriton build (triton_source = 'pytriton') carries python only" in out
+    assert server_pid(host) == pid  # neither refusal changed what serves
+    assert infer(host, "clf", TEXTS)["LABEL"].shape == (len(TEXTS), 1)
     res, _ = serve(served_host)  # back to the module's models
     assert res.returncode == 0, res.stderr[-3000:]

@@ -1,0 +1,181 @@
+"""Triton model folders users bring (`triton:<dir>`, config/triton_model.py): config.pbtxt read as Triton's
+text format (the seeds' own config, one line as the write-up prints it, among them), the folder checked as
+Triton reads it, the build's backends, the repository and the proof made from the config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import remote
+from compat.serving import check_model_backends
+from config import triton_model
+from config.layout import Layout
+from config.models import parse_models
+from config.settings import SettingsError, load
+from tasks import models
+
+pytestmark = pytest.mark.unit
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "triton_models"
+SEED_CONFIG = (FIXTURES / "seed-config.pbtxt").read_text()
+ONNX_CONFIG = """
+# an ONNX model, as Triton's docs write one
+name: "densenet"
+platform: "onnxruntime_onnx"
+max_batch_size: 0
+input [
+  {
+    name: "data_0"
+    data_type: TYPE_FP32
+    dims: [ 1, 3, 224, 224 ]
+  }
+]
+output {
+  name: "fc6_1"
+  data_type: TYPE_FP32
+  dims: [ -1, 1000 ]
+}
+"""
+
+
+def folder(root: Path, name: str, config: str, model_py: bool = True, where: str = "") -> Path:
+    path = root / name
+    (path / "1").mkdir(parents=True)
+    (path / where / "config.pbtxt").write_text(config)
+    if model_py:
+        (path / "1" / "model.py").write_text("class TritonPythonModel:\n    pass\n")
+    return path
+
+
+def test_the_seeds_config_is_read_as_triton_reads_it() -> None:
+    config = triton_model.read_config(SEED_CONFIG)
+    assert (config.name, config.backend, config.max_batch_size) == ("text_classifier", "python", 8)
+    assert [(i.name, i.datatype, i.dims) for i in config.inputs] == [("TEXT", "BYTES", (1,))]
+    assert [(o.name, o.datatype, o.dims) for o in config.outputs] == [("LABEL", "BYTES", (1,)), ("SCORE", "FP32", (1,))]
+
+
+def test_a_platform_names_its_backend_and_a_lone_block_is_one_entry() -> None:
+    config = triton_model.read_config(ONNX_CONFIG)
+    assert (config.backend, config.max_batch_size) == ("onnxruntime", 0)
+    assert config.inputs[0].dims == (1, 3, 224, 224) and config.outputs[0].dims == (-1, 1000)
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ('name: "x" backend: "python" input [ { name: "A" data_type: TYPE_FP32 dims: [ 1 ] ', "ends early"),
+        (
+            'name: "x" input [ { name: "A" data_type: TYPE_FP32 dims: [1] } ] '
+            'output [ { name: "B" data_type: TYPE_FP32 dims: [1] } ]',
+            "no backend",
+        ),
+        ('backend: "python" input [ { name: "A" data_type: FLOAT dims: [1] } ] output [ ]', "data_type"),
+        ('backend: "python" max_batch_size: eight input [ ] output [ ]', "max_batch_size"),
+    ],
+    ids=["unclosed", "no-backend", "bad-type", "bad-batch"],
+)
+def test_a_config_triton_would_refuse_is_named(text: str, why: str) -> None:
+    with pytest.raises(triton_model.ConfigError, match=why):
+        triton_model.read_config(text)
+
+
+def test_the_seeds_common_mistake_config_in_the_version_folder_is_refused_with_the_fix(tmp_path) -> None:
+    path = folder(tmp_path, "text_classifier", SEED_CONFIG, where="1")
+    config, problems = triton_model.check_dir("text_classifier", path)
+    assert config is None
+    assert problems == [
+        f"config.pbtxt is in the version folder 1/: Triton reads it from the model's folder; move it to "
+        f"{path}/config.pbtxt"
+    ]
+
+
+def test_a_folder_is_checked_as_triton_reads_it(tmp_path) -> None:
+    good = folder(tmp_path, "text_classifier", SEED_CONFIG)
+    assert triton_model.check_dir("text_classifier", good)[1] == []
+    assert "names the model 'text_classifier', the entry 'clf'" in triton_model.check_dir("clf", good)[1][0]
+    no_code = folder(tmp_path / "b", "text_classifier", SEED_CONFIG, model_py=False)
+    assert triton_model.check_dir("text_classifier", no_code)[1] == [
+        f"{no_code}/1/model.py is missing: the python backend runs it"
+    ]
+    flat = tmp_path / "c" / "text_classifier"
+    flat.mkdir(parents=True)
+    (flat / "config.pbtxt").write_text(SEED_CONFIG)
+    assert "has no version folder (1/)" in triton_model.check_dir("text_classifier", flat)[1][0]
+
+
+def test_the_settings_refuse_a_bad_folder_and_keys_its_config_holds(tmp_path) -> None:
+    mistake = folder(tmp_path, "text_classifier", SEED_CONFIG, where="1")
+    with pytest.raises(SettingsError, match="is in the version folder 1/"):
+        load({"models": [{"name": "text_classifier", "source": f"triton:{mistake}"}]})
+    good = folder(tmp_path / "g", "text_classifier", SEED_CONFIG)
+    _, problems = parse_models([{"name": "text_classifier", "source": f"triton:{good}", "max_batch_size": 4}])
+    assert problems == [
+        "models[0] (text_classifier): a Triton model folder brings its own config.pbtxt; set max_batch_size there"
+    ]
+    assert load({"models": [{"name": "text_classifier", "source": f"triton:{good}"}]}).models[0].kind == "triton"
+
+
+def test_a_backend_the_pytriton_build_lacks_blocks_the_host_naming_the_build_that_has_it(tmp_path) -> None:
+    onnx = folder(tmp_path, "densenet", ONNX_CONFIG, model_py=False)
+    python = folder(tmp_path, "text_classifier", SEED_CONFIG)
+    specs, problems = parse_models(
+        [{"name": "densenet", "source": f"triton:{onnx}"}, {"name": "text_classifier", "source": f"triton:{python}"}]
+    )
+    assert problems == []
+    items = check_model_backends(specs, "pytriton")
+    assert [(i.name, i.status) for i in items] == [("model densenet", "incompatible"), ("model text_classifier", "ok")]
+    assert "needs the onnxruntime backend; the pytriton build (triton_source = 'pytriton') carries python only" in (
+        items[0].detail
+    )
+    assert "triton_source = 'tarball'" in items[0].fix
+    assert [i.status for i in check_model_backends(specs, "tarball")] == ["ok", "ok"]
+
+
+def test_the_folder_goes_into_the_repository_as_it_is_and_its_proof_comes_from_its_config(tmp_path) -> None:
+    path = folder(tmp_path, "text_classifier", SEED_CONFIG)
+    (path / "1" / "weights").mkdir()
+    (path / "1" / "weights" / "config.json").write_text("{}")
+    (path / "1" / "__pycache__").mkdir()
+    (path / "1" / "__pycache__" / "model.cpython-311.pyc").write_bytes(b"\0")
+    s = load({"models": [{"name": "text_classifier", "source": f"triton:{path}"}]})
+    files = models.repository_files(s.models, Layout(s), [])
+    mine = {k: v for k, v in files.items() if k.startswith("text_classifier/")}
+    assert mine == {
+        "text_classifier/config.pbtxt": SEED_CONFIG.encode(),
+        "text_classifier/1/model.py": (path / "1" / "model.py").read_bytes(),
+        "text_classifier/1/weights/config.json": b"{}",
+    }
+    assert json.loads(models.verify_spec(s.models, Layout(s), [])) == [
+        {
+            "name": "text_classifier",
+            "task": "triton",
+            "max_batch_size": 8,
+            "inputs": [{"name": "TEXT", "datatype": "BYTES", "dims": [1]}],
+            "outputs": ["LABEL", "SCORE"],
+        }
+    ]
+
+
+def test_the_inputs_made_from_a_config_have_its_types_and_shapes() -> None:
+    import tritonclient.http as thttp
+
+    verify = remote.load("verify_models.py")
+    spec = {
+        "name": "m",
+        "max_batch_size": 8,
+        "inputs": [
+            {"name": "TEXT", "datatype": "BYTES", "dims": [1]},
+            {"name": "X", "datatype": "FP32", "dims": [-1, 3]},
+        ],
+    }
+    inputs, shown = verify.made_inputs(thttp, spec)
+    assert [(i.name(), i.datatype(), i.shape()) for i in inputs] == [
+        ("TEXT", "BYTES", [1, 1]),
+        ("X", "FP32", [1, 1, 3]),
+    ]
+    assert shown == "TEXT BYTES[1, 1], X FP32[1, 1, 3]"
+    unbatched, _ = verify.made_inputs(thttp, {**spec, "max_batch_size": 0})
+    assert [i.shape() for i in unbatched] == [[1], [1, 3]]
