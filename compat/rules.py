@@ -32,7 +32,7 @@ from compat.installed import (
     persist_wiped,
 )
 from compat.python_choice import PythonChoice, choose_python, stub_fix
-from compat.serving import check_model_backends, model_serving
+from compat.serving import check_model_backends, model_pins, model_serving
 from compat.torch_choice import choose_torch
 from config.layout import Layout
 from config.settings import Settings
@@ -66,17 +66,18 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
     )
     library_items, library_packages = check_host_libraries(facts, build)
     torch, torch_items = choose_torch(facts, settings)
+    venv_pins, pin_items = model_pins(settings.models, torch.pins)  # with the model folders' requirements
     triton_items, triton_packages = check_triton(facts, settings, build, python.python)
     items += python_items + library_items + torch_items
     items += check_disk(facts, settings, torch.variant, standalone_to_install(facts, python))
     items += triton_items
-    items += check_venv(facts, settings, build, python, torch.pins)
+    items += check_venv(facts, settings, build, python, venv_pins)
     items += check_environment(facts, settings)
     items += check_persist_dir(facts, settings)
     items += check_install_paths(facts, settings)
     items += check_server_user(facts, settings)
     items += check_ports(facts, settings)
-    items += check_model_backends(settings.models, settings.triton_source)
+    items += check_model_backends(settings.models, settings.triton_source) + pin_items
     decisions = Decisions(
         artifact=choose_artifact(settings, Layout(settings)),
         python=python.python,
@@ -92,7 +93,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
         torch_requirement=torch.requirement,
         torch_index=torch.index,
         apt_packages=sorted(set(python.apt_packages + library_packages + triton_packages)),
-        venv_pins=torch.pins,
+        venv_pins=venv_pins,
         first_fixes=(f"{wiped.name}: {wiped.detail}; fix: {wiped.fix}",) if wiped else (),
         model_serving=model_serving(settings.models, facts.cpus, bool((facts.nvidia or {}).get("gpus"))),
     )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compat import tables as t
-from compat.assessment import Item, blocker, ok
+from compat.assessment import Item, blocker, incompatible, ok
 from config import triton_model
 from config.models import ModelSpec
 
@@ -70,3 +70,45 @@ def check_model_backends(specs: tuple[ModelSpec, ...], triton_source: str) -> li
         else:
             items.append(ok(name, f"a Triton model folder for the {config.backend} backend"))
     return items
+
+
+# The venv's own pins and the settings that set them (a model's requirements.txt may not move them).
+PIN_SETTINGS = {
+    "torch": "torch_version",
+    "numpy": "numpy_version",
+    "transformers": "transformers_version",
+    "tokenizers": "tokenizers_version",
+    "huggingface-hub": "huggingface_hub_version",
+    "tritonclient": "tritonclient_version",
+}
+
+
+def model_pins(specs: tuple[ModelSpec, ...], pins: dict[str, str]) -> tuple[dict[str, str], list[Item]]:
+    """The venv's pins with those of each Triton model folder's requirements.txt added; a pin that
+    differs from the venv's own (torch, numpy, transformers ...) or another model's is refused, naming
+    both (torch's +variant aside: torch==2.13.0 is the venv's 2.13.0+cpu)."""
+    merged, owner, items = dict(pins), dict.fromkeys(pins, "the venv"), []
+    for spec in specs:
+        if spec.kind != "triton":
+            continue
+        wanted, _ = triton_model.requirements(Path(spec.ref))
+        for name, version in sorted(wanted.items()):
+            have = merged.get(name)
+            if have is None:
+                merged[name], owner[name] = version, f"model {spec.name}"
+            elif have.split("+")[0] != version.split("+")[0]:
+                setting = PIN_SETTINGS.get(name)
+                fix = f"pin {name}=={have.split('+')[0]} in {spec.ref}/requirements.txt" + (
+                    f', or set {setting} = "{version}" if this build takes it' if setting else ""
+                )
+                items.append(
+                    incompatible(
+                        f"model {spec.name}",
+                        f"its requirements.txt pins {name}=={version}; {owner[name]} pins {name}=={have}",
+                        fix,
+                    )
+                )
+        if wanted and not any(i.name == f"model {spec.name}" for i in items):
+            shown = ", ".join(f"{k}=={v}" for k, v in sorted(wanted.items()))
+            items.append(ok(f"model {spec.name} pins", f"its requirements.txt adds to the venv: {shown}"))
+    return merged, items

@@ -35,6 +35,7 @@ PLATFORM_BACKENDS = {
     "tensorflow_graphdef": "tensorflow",
 }
 MAX_BYTES = 2 << 30  # carried in the model repository as they are: larger models belong on the host's disk
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
 _TOKEN = re.compile(r'\s+|#[^\n]*|"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[{}\[\]:,;<>]|[^\s{}\[\]:,;<>"\'#]+')
 
 
@@ -189,12 +190,32 @@ def check_dir(name: str, path: Path) -> tuple[TritonModelConfig | None, list[str
         problems += [
             f"{v}/model.py is missing: the python backend runs it" for v in versions if not (v / "model.py").is_file()
         ]
+    problems += requirements(path)[1]
     size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     if size > MAX_BYTES:
         problems.append(
             f"{path} holds {size >> 20} MiB: more than {MAX_BYTES >> 20} MiB is not carried in the repository"
         )
     return config, problems
+
+
+def requirements(path: Path) -> tuple[dict[str, str], list[str]]:
+    """The pins of a requirements.txt beside the model (normalised name -> exact version), and the
+    lines that are not exact pins (the venv is locked: each package at one version)."""
+    req = path / "requirements.txt"
+    if not req.is_file():
+        return {}, []
+    pins, problems = {}, []
+    for number, raw in enumerate(req.read_text(errors="replace").splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = _PIN.match(line.replace(" ", ""))
+        if m is None:
+            problems.append(f"{req} line {number}: {line!r}: pin each package exactly (name==version)")
+        else:
+            pins[re.sub(r"[-_.]+", "-", m[1]).lower()] = m[2]
+    return pins, problems
 
 
 def files(path: Path) -> dict[str, bytes]:

@@ -175,7 +175,8 @@ provision_records_dir = "provision-records"
 # another backend's files) is served as it is: {"name": "text_classifier", "source":
 # "triton:/abs/path/text_classifier"}; name and source only (the rest is in its config.pbtxt). It is
 # checked before any change (config.pbtxt parses and sits beside the version folder, the name matches,
-# model.py is there, this build carries its backend) and proven with inputs made from its config.
+# model.py is there, this build carries its backend) and proven with inputs made from its config. A
+# requirements.txt beside it (exact pins) adds to the venv; a pin against the venv's own is refused.
 # A minimal "smoke" model is always served to prove the stack.
 models = []
 # A HuggingFace token for gated or private models. Never printed; stored 0600 in HF_HOME. "" = the

@@ -474,20 +474,25 @@ def test_a_model_folder_written_as_the_seeds_describe_is_served_as_it_is(
 ) -> None:
     """`triton:<folder>`: the seeds' text_classifier (its one-line config.pbtxt, its model.py) served as it
     is, proven with inputs made from its config, and called as the seeds call it (HTTP JSON, a batch of 3).
-    The seeds' common mistake (config.pbtxt in the version folder) and a model for a backend this build
-    lacks are refused before any change: the server keeps running as it was."""
+    Its requirements.txt adds a pin to the venv (a new venv, made beside the old). The seeds' common mistake
+    (config.pbtxt in the version folder), a pin that conflicts with the venv's and a model for a backend
+    this build lacks are refused before any change: the server keeps running as it was."""
     host = served_host["host"]
     folder = tmp_path / "seed" / "text_classifier"
     (folder / "1").mkdir(parents=True)
     (folder / "config.pbtxt").write_text(SEED_CONFIG)
     (folder / "1" / "model.py").write_text(SEED_MODEL_PY)
+    (folder / "requirements.txt").write_text("six==1.17.0\n")  # a package model.py would import, from PyPI
     shutil.copytree(models_dir / "clf", folder / "1" / "weights")
     seed = {"name": "text_classifier", "source": f"triton:{folder}"}
     data = {**_data(served_host), "models": [*models_setting(models_dir), seed]}
     inv = write_inventory(served_host["dir"] / "inv-seed.py", [host], data, own_ports=True)
-    res = run_pyinfra(inv, "deploy/serve.py", "-y")
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")  # a new venv: the model's pin added
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-4000:]
+    assert "its requirements.txt adds to the venv: six==1.17.0" in out
+    six = host.ssh("/opt/triton/bin/triton-env python3 -c 'import six; print(six.__version__)'").stdout.strip()
+    assert six == "1.17.0"
     assert (
         "verified text_classifier: inputs made from its config.pbtxt (TEXT BYTES[1, 1]) over HTTP and gRPC; "
         "LABEL[1, 1], SCORE[1, 1]"
@@ -517,6 +522,16 @@ def test_a_model_folder_written_as_the_seeds_describe_is_served_as_it_is(
     assert res.returncode != 0
     fix = f"Triton reads it from the model's folder; move it to {mistake}/config.pbtxt"
     assert f"config.pbtxt is in the version folder 1/: {fix}" in out
+
+    clash = tmp_path / "clash" / "text_classifier"
+    shutil.copytree(folder, clash)
+    (clash / "requirements.txt").write_text("numpy==2.1.0\n")
+    data = {**_data(served_host), "models": [*models_setting(models_dir), {**seed, "source": f"triton:{clash}"}]}
+    inv = write_inventory(served_host["dir"] / "inv-clash.py", [host], data, own_ports=True)
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "its requirements.txt pins numpy==2.1.0; the venv pins numpy==" in out
 
     onnx = tmp_path / "onnx" / "densenet"
     (onnx / "1").mkdir(parents=True)

@@ -179,3 +179,35 @@ def test_the_inputs_made_from_a_config_have_its_types_and_shapes() -> None:
     assert shown == "TEXT BYTES[1, 1], X FP32[1, 1, 3]"
     unbatched, _ = verify.made_inputs(thttp, {**spec, "max_batch_size": 0})
     assert [i.shape() for i in unbatched] == [[1], [1, 3]]
+
+
+def test_a_requirements_txt_beside_the_model_adds_its_pins_and_a_conflict_is_refused_naming_both(tmp_path) -> None:
+    from compat.serving import model_pins
+
+    good = folder(tmp_path / "a", "text_classifier", SEED_CONFIG)
+    (good / "requirements.txt").write_text("# what model.py imports beyond the venv\nsix==1.17.0\nTorch==2.13.0\n")
+    clash = folder(tmp_path / "b", "other", SEED_CONFIG.replace("text_classifier", "other"))
+    (clash / "requirements.txt").write_text("numpy==2.1.0\nsix==1.16.0\n")
+    venv = {"torch": "2.13.0+cpu", "numpy": "1.26.4", "transformers": "4.57.1"}
+    specs, problems = parse_models(
+        [{"name": "text_classifier", "source": f"triton:{good}"}, {"name": "other", "source": f"triton:{clash}"}]
+    )
+    assert problems == []
+    pins, items = model_pins(specs, venv)
+    assert pins == {**venv, "six": "1.17.0"}  # torch==2.13.0 is the venv's 2.13.0+cpu
+    assert [(i.name, i.status) for i in items] == [
+        ("model text_classifier pins", "ok"),
+        ("model other", "incompatible"),
+        ("model other", "incompatible"),
+    ]
+    assert items[1].detail == "its requirements.txt pins numpy==2.1.0; the venv pins numpy==1.26.4"
+    assert items[1].fix.startswith(f"pin numpy==1.26.4 in {clash}/requirements.txt, or set numpy_version")
+    assert items[2].detail == "its requirements.txt pins six==1.16.0; model text_classifier pins six==1.17.0"
+
+
+def test_a_requirement_that_is_not_an_exact_pin_is_refused(tmp_path) -> None:
+    path = folder(tmp_path, "text_classifier", SEED_CONFIG)
+    (path / "requirements.txt").write_text("six>=1.16\n")
+    assert triton_model.check_dir("text_classifier", path)[1] == [
+        f"{path}/requirements.txt line 1: 'six>=1.16': pin each package exactly (name==version)"
+    ]
