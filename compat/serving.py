@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compat import tables as t
-from compat.assessment import Item, blocker, incompatible, ok
+from compat.assessment import Item, blocker, ok
 from config import triton_model
 from config.models import ModelSpec
 
@@ -102,7 +102,7 @@ def model_pins(specs: tuple[ModelSpec, ...], pins: dict[str, str]) -> tuple[dict
                     f', or set {setting} = "{version}" if this build takes it' if setting else ""
                 )
                 items.append(
-                    incompatible(
+                    blocker(
                         f"model {spec.name}",
                         f"its requirements.txt pins {name}=={version}; {owner[name]} pins {name}=={have}",
                         fix,

@@ -126,7 +126,7 @@ def test_a_backend_the_pytriton_build_lacks_blocks_the_host_naming_the_build_tha
     )
     assert problems == []
     items = check_model_backends(specs, "pytriton")
-    assert [(i.name, i.status) for i in items] == [("model densenet", "incompatible"), ("model text_classifier", "ok")]
+    assert [(i.name, i.blocker) for i in items] == [("model densenet", True), ("model text_classifier", False)]
     assert "needs the onnxruntime backend; the pytriton build (triton_source = 'pytriton') carries python only" in (
         items[0].detail
     )
@@ -195,10 +195,10 @@ def test_a_requirements_txt_beside_the_model_adds_its_pins_and_a_conflict_is_ref
     assert problems == []
     pins, items = model_pins(specs, venv)
     assert pins == {**venv, "six": "1.17.0"}  # torch==2.13.0 is the venv's 2.13.0+cpu
-    assert [(i.name, i.status) for i in items] == [
-        ("model text_classifier pins", "ok"),
-        ("model other", "incompatible"),
-        ("model other", "incompatible"),
+    assert [(i.name, i.status, i.blocker) for i in items] == [
+        ("model text_classifier pins", "ok", False),
+        ("model other", "incompatible", True),  # refused before any change: provisioning cannot fix it
+        ("model other", "incompatible", True),
     ]
     assert items[1].detail == "its requirements.txt pins numpy==2.1.0; the venv pins numpy==1.26.4"
     assert items[1].fix.startswith(f"pin numpy==1.26.4 in {clash}/requirements.txt, or set numpy_version")
