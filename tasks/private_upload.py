@@ -72,9 +72,10 @@ class _PrivateRead(FunctionCommand):
     reads it on the command's output instead."""
 
     def execute(self, state, host, connector_arguments):
-        src, keep = self.args
+        src, keep, remove = self.args
         args = {**connector_arguments, "_shell_executable": "sh"}
-        ok, out = host.run_shell_command(StringCommand("cat", QuoteString(src)), **args)
+        command = StringCommand("cat", QuoteString(src), *(["&&", "rm", "-f", QuoteString(src)] if remove else []))
+        ok, out = host.run_shell_command(command, **args)
         if not ok:
             host.log(f"could not read {src}")
             return False
@@ -84,9 +85,10 @@ class _PrivateRead(FunctionCommand):
         return f"PrivateRead({self.args[0]})"
 
 
-def read(src: str, keep) -> _PrivateRead:
-    """The command that reads src on the host (a small text file) and calls keep(host, text) here."""
-    return _PrivateRead(keep, (src, keep), {})
+def read(src: str, keep, remove: bool = False) -> _PrivateRead:
+    """The command that reads src on the host (a small text file) and calls keep(host, text) here; with
+    remove, src is removed once read (a file whose home is the controller)."""
+    return _PrivateRead(keep, (src, keep, remove), {})
 
 
 def upload(dest: str, secret: str) -> _PrivateUpload:

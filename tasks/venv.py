@@ -112,7 +112,8 @@ def snapshot_saved(plan: VenvPlan):
     folder, name = plan.snapshot.rsplit("/", 1)
     codec = next((c for c, suffix in SNAPSHOT_SUFFIXES.items() if c != "none" and name.endswith(suffix)), "none")
     yield remote.shell("venv_snapshot.sh", plan.venv_dir, folder, plan.snapshot, name, codec, plan.snapshot_digest)
-    yield private_upload.read(plan.snapshot_digest, partial(_keep_on_controller, local_path=plan.snapshot_digest_store))
+    keep = partial(_keep_on_controller, local_path=plan.snapshot_digest_store)
+    yield private_upload.read(plan.snapshot_digest, keep, remove=True)  # its home is the controller
 
 
 def pip_locked(venv_dir: str) -> list:

@@ -46,10 +46,18 @@ def write_inventory(path: Path, hosts: list, settings: dict | None = None, own_p
     """A pyinfra inventory file for these hosts (Host or TestHost): how to reach each, then settings,
     with own_ports each host's own Triton ports (triton_ports), then extra, for all of them."""
     rows = []
+    # what the controller keeps per host (its records and facts list, the reports) goes to this test bed's
+    # own directory unless a test says where: parallel test beds name their hosts alike (tb1 in each)
+    kept = {
+        "provision_records_dir": str(STATE_DIR / "provision-records"),
+        "status_report_path": str(STATE_DIR / "status-report.json"),
+        "audit_report_path": str(STATE_DIR / "audit-report.json"),
+    }
     for each in hosts:
         host = getattr(each, "host", each)
         ports = triton_ports(host_index(host.name)) if own_ports else {}
-        rows.append(f"    ({host.name!r}, {{**{host_data(host)!r}, **{(settings or {})!r}, **{ports!r}, **{extra!r}}})")
+        data = f"{{**{kept!r}, **{host_data(host)!r}, **{(settings or {})!r}, **{ports!r}, **{extra!r}}}"
+        rows.append(f"    ({host.name!r}, {data})")
     path.write_text(
         '"""pyinfra inventory of test hosts; written by the test bed."""\n\ntestbed = [\n' + ",\n".join(rows) + ",\n]\n"
     )

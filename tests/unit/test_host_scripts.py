@@ -120,6 +120,9 @@ def test_a_file_is_read_back_without_a_copy_in_tmp_and_with_the_plain_shell(tmp_
             return marker.encode() in f.read(4096)
 
     assert [p for p in Path("/tmp").iterdir() if p.is_file() and not p.is_symlink() and holds_it(p)] == []
+    gone = private_upload.read(str(src), lambda host, text: kept.append(text) or True, remove=True)
+    assert gone.execute(state, host, {}) and kept[-1] == kept[0] and not src.exists()  # its home: the controller
+    kept.pop()
     missing = private_upload.read(str(tmp_path / "absent"), lambda host, text: kept.append(text) or True)
     assert not missing.execute(state, host, {}) and len(kept) == 1
 

@@ -113,8 +113,9 @@ def _text(command: Any) -> str:
         )
         return f"<private upload {shown} to {dest} mode {mode}>"
     if isinstance(command, private_upload._PrivateRead):  # what it reads, and what keeps it on the controller
-        src, keep = command.args
-        return f"<private read {src} -> {getattr(keep, 'func', keep).__name__}>"
+        src, keep, remove = command.args
+        then = ", then removed" if remove else ""
+        return f"<private read {src} -> {getattr(keep, 'func', keep).__name__}{then}>"
     if isinstance(command, FunctionCommand):
         return f"<function {command.function.__name__}>"
     if isinstance(command, FileUploadCommand):
