@@ -12,7 +12,8 @@ while [ ! -e "$job.rc" ]; do
   i=$((i + 1))
   if [ $((i % every)) -ne 0 ] || [ -e "$job.rc" ]; then continue; fi
   done_bytes=$(stat -c %s "$1.snapshot" 2>/dev/null || echo 0)
-  unpacked=$(( $(du -sk "$1.new" 2>/dev/null | cut -f1 || echo 0) / 1024 ))
+  kib=$(du -sk "$1.new" 2>/dev/null | cut -f1)  # empty where the unpacked venv was just swapped in
+  unpacked=$(( ${kib:-0} / 1024 ))
   if [ "$unpacked" -eq 0 ] && [ "$done_bytes" -lt "$total" ]; then
     s=$(( $(date +%s) - $(stat -c %Y "$1.new" 2>/dev/null || date +%s) ))
     [ "$s" -gt 0 ] || s=1

@@ -131,3 +131,22 @@ def test_a_fast_read_shows_mib_per_second(tmp_path: Path) -> None:
     assert rc == 0 and re.fullmatch(
         r"venv snapshot: 32 MiB of 64 MiB read from the persistent path, \d+ MiB/s, \d+ s left", line
     ), line
+
+
+def test_the_restore_wait_survives_the_unpacked_venv_being_swapped_in_between_two_lines(tmp_path) -> None:
+    """The unpack renames VENV.new into place while the wait measures it: du then prints nothing. The wait
+    goes on (it once failed there: "arithmetic expression: expecting primary"), and ends with the job."""
+    import subprocess
+    import threading
+
+    (tmp_path / "snap").write_text("x")
+    done = threading.Timer(0.6, lambda: (tmp_path / "v.restore-T.rc").write_text("0\n"))
+    done.start()
+    res = subprocess.run(
+        ["sh", "-c", remote.source("venv_restore_wait.sh"), "w", str(tmp_path / "v"), "T", str(tmp_path / "snap"), "1"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    done.join()
+    assert res.returncode == 0 and "arithmetic" not in res.stderr, res.stderr
