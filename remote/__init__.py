@@ -49,6 +49,15 @@ def python(
     )
 
 
+def as_user(user: str) -> list:
+    """The bits that run what follows as user: setpriv to its uid, gid and groups, no new privileges, no
+    capabilities (what root runs on behalf of the server's user: hub fetches, in-process checks)."""
+    return [
+        "setpriv", QuoteString(f"--reuid={user}"), QuoteString(f"--regid={user}"), "--init-groups",
+        "--no-new-privs", "--inh-caps=-all", "--",
+    ]  # fmt: skip
+
+
 class Live(StringCommand):
     """A command whose output a run shows as it comes, without -v: a long step's progress lines (pyinfra
     otherwise holds a command's output until it ends, and shows it only on failure)."""

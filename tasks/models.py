@@ -132,10 +132,7 @@ def fetch_command(python: str, hf_home: str, hf_cache: str, markers: str, repo: 
     if user != "root":
         who = QuoteString(user)
         own = ["install", "-o", who, "-g", who, "-m", "600", "/dev/null", part]
-        drop = [
-            "setpriv", QuoteString(f"--reuid={user}"), QuoteString(f"--regid={user}"), "--init-groups",
-            "--no-new-privs", "--inh-caps=-all", "--",
-        ]  # fmt: skip
+        drop = remote.as_user(user)
     return StringCommand(
         "mkdir", "-p", "-m", "755", QuoteString(markers), "&&", "rm", "-f", part, "&&", *own, "&&",
         "if", "[", "-s", token, "];", "then", "HF_TOKEN=$(cat", token, ");", "export", "HF_TOKEN;", "fi", "&&",

@@ -125,8 +125,7 @@ def _verified(plan: ServerPlan, verify: str, in_process: bool, proof_file: str) 
     return StringCommand(
         "rm", "-f", mine, "&&",
         "install", "-o", QuoteString(user), "-g", QuoteString(user), "-m", "600", "/dev/null", mine, "&&",
-        "setpriv", QuoteString(f"--reuid={user}"), QuoteString(f"--regid={user}"), "--init-groups", "--no-new-privs",
-        "--inh-caps=-all", "--", check, "&&",
+        *remote.as_user(user), check, "&&",
         "cat", mine, ">>", QuoteString(proof_file), "&&", "rm", "-f", mine,
     )  # fmt: skip
 
