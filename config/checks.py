@@ -184,6 +184,7 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_log_max_mb": lambda v: None if 1 <= v <= 100_000 else "must be 1 to 100000 (MiB)",
     "triton_log_keep": lambda v: None if 0 <= v <= 100 else "must be 0 to 100 (0 keeps no rotated copy)",
     "triton_log_check_s": lambda v: None if 1 <= v <= 86_400 else "must be 1 to 86400 seconds",
+    "triton_model_load_threads": lambda v: None if 1 <= v <= 64 else "must be 1 to 64",
     "triton_http_address": _address,
     "triton_http_port": _port,
     "triton_grpc_port": _port,

@@ -32,6 +32,22 @@ class Layout:
         return f"{self.home}/bin/triton-env"
 
     @property
+    def server_launcher(self) -> str:
+        """Runs tritonserver with the launcher's environment, its repository API (load, unload) restricted
+        to requests that carry the model-control key (tasks/model_control.py)."""
+        return f"{self.home}/bin/triton-server"
+
+    @property
+    def model_control_key(self) -> str:
+        """The key the repository API asks for: root's, readable by the server's group only."""
+        return "/etc/triton-provisioner/model-control.key"
+
+    @property
+    def models_loaded(self) -> str:
+        """Each model the server has loaded and the digest of what it loaded (tasks/model_control.py)."""
+        return f"{self.run}/models.loaded"
+
+    @property
     def log_rotate(self) -> str:
         """The log rotation script (remote/log_rotate.py) the watcher beside the server runs."""
         return f"{self.home}/bin/triton-log-rotate"

@@ -75,6 +75,7 @@ class Settings:
     triton_http_port: int
     triton_grpc_port: int
     triton_metrics_port: int
+    triton_model_load_threads: int
     venv_snapshot: bool
     venv_snapshot_compression: str
     venv_installer: str

@@ -13,6 +13,7 @@ from remote import python, shell
 class ServerStateData(TypedDict):
     pid: int | None  # the unit's main pid, else the pid file's; only while that process is a tritonserver
     config_hash: str | None  # what the running server was started with
+    models: dict[str, str] | None  # each model it loaded -> that load's digest; None: no record
     ready: bool  # GET /v2/health/ready answered 200
     stale: list[int]  # other tritonserver processes serving our model repository (lost pid file)
     unit_sha256: str | None  # sha256 of tritonserver.service where systemd runs the host and it exists
@@ -21,6 +22,16 @@ class ServerStateData(TypedDict):
 
 
 UNIT_PATH = "/etc/systemd/system/tritonserver.service"
+
+
+def parse_loaded(lines: list[str]) -> dict[str, str]:
+    """The record's lines back into {name: digest}; a line that is not "HEX NAME" is skipped."""
+    out = {}
+    for line in lines:
+        digest, _, name = line.strip().partition(" ")
+        if name and digest and all(c in "0123456789abcdef" for c in digest):
+            out[name] = digest
+    return out
 
 
 class ServerState(FactBase[ServerStateData]):
@@ -32,7 +43,14 @@ class ServerState(FactBase[ServerStateData]):
     @staticmethod
     def default() -> ServerStateData:
         return ServerStateData(
-            pid=None, config_hash=None, ready=False, stale=[], unit_sha256=None, unit_enabled=False, unit_active=False
+            pid=None,
+            config_hash=None,
+            models=None,
+            ready=False,
+            stale=[],
+            unit_sha256=None,
+            unit_enabled=False,
+            unit_active=False,
         )
 
     def process(self, output: list[str]) -> ServerStateData:
@@ -42,6 +60,10 @@ class ServerState(FactBase[ServerStateData]):
                 data["pid"] = int(line[4:])
             elif line.startswith("HASH="):
                 data["config_hash"] = line[5:] or None
+            elif line == "LOADED":
+                data["models"] = {}
+            elif line.startswith("LOADED=") and data["models"] is not None:
+                data["models"].update(parse_loaded([line[7:]]))
             elif line == "READY":
                 data["ready"] = True
             elif line.startswith("STALE=") and line[6:].isdigit() and int(line[6:]) not in data["stale"]:

@@ -133,6 +133,11 @@ triton_http_address = "127.0.0.1"
 triton_http_port = 8000
 triton_grpc_port = 8001
 triton_metrics_port = 8002
+# Models are loaded through Triton's repository API (--model-control-mode=explicit): a model added,
+# changed or removed, or a new venv, is loaded or unloaded while the server and the other models go on
+# answering; the API asks for a key only root and the server's user can read (/etc/triton-provisioner/
+# model-control.key). How many models Triton loads at once, at a start and at a change:
+triton_model_load_threads = 4
 
 # --- Network ----------------------------------------------------------------------------
 # Proxies for every download on the host: the Triton artifact, the standalone Python, apt,

@@ -1,4 +1,4 @@
-# $1 run dir, $2 launcher, $3 config hash, $4 stale pids, $5 the user to run as, $6 the log watcher's
+# $1 run dir, $2 the server's launcher (runs tritonserver), $3 config hash, $4 stale pids, $5 the user to run as, $6 the log watcher's
 # script and $7-$11 its arguments (rotation script, log, cap, copies, interval; "" = no watcher); the
 # rest: tritonserver's arguments. Stops our earlier server, starts a new one detached as that user
 # (its privileges dropped, no way to regain them), records its pid and configuration hash, and
@@ -19,13 +19,13 @@ every="${11}"
 shift 11
 mkdir -p "$run"
 for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $stale; do stop_pid "$p" && stop_group "$p"; done
-rm -f "$run/tritonserver.pid" "$run/config.hash" "$run/proof.txt"
+rm -f "$run/tritonserver.pid" "$run/config.hash" "$run/models.loaded" "$run/proof.txt"
 echo "--- start $(date -u +%FT%TZ)" >> "$run/tritonserver.log"
 if [ "$user" = root ]; then
-  setsid "$launcher" tritonserver "$@" >> "$run/tritonserver.log" 2>&1 < /dev/null &
+  setsid "$launcher" "$@" >> "$run/tritonserver.log" 2>&1 < /dev/null &
 else
   setsid setpriv --reuid="$user" --regid="$user" --init-groups --no-new-privs --inh-caps=-all \
-    "$launcher" tritonserver "$@" >> "$run/tritonserver.log" 2>&1 < /dev/null &
+    "$launcher" "$@" >> "$run/tritonserver.log" 2>&1 < /dev/null &
 fi
 pid=$!
 echo "$pid" > "$run/tritonserver.pid"

@@ -7,7 +7,7 @@ mkdir -p "$3"
 for p in $5; do stop_pid "$p"; done
 printf "%s" "$2" > "$1.new"
 mv "$1.new" "$1"
-rm -f "$3/proof.txt" "$3/config.hash"
+rm -f "$3/proof.txt" "$3/config.hash" "$3/models.loaded"
 # where this start's lines begin in the journal (wait_ready reads from there): the unit's last cursor
 journalctl -u tritonserver.service -n 1 -o cat --no-pager --show-cursor 2>/dev/null \
   | sed -n 's/^-- cursor: //p' > "$3/journal.cursor" || true

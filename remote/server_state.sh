@@ -22,6 +22,7 @@ else
   pid=""
 fi
 [ -f "$r/config.hash" ] && echo "HASH=$(cat "$r/config.hash")"
+[ -f "$r/models.loaded" ] && echo LOADED && sed 's/^/LOADED=/' "$r/models.loaded"
 python3 -c "import urllib.request as u,sys; u.urlopen(sys.argv[1], timeout=2); print('READY')" \
   "http://$2:$3/v2/health/ready" 2>/dev/null
 for p in /proc/[0-9]*; do

@@ -2,4 +2,4 @@
 . ./lib.sh
 run="$1"
 for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $2; do stop_pid "$p" && stop_group "$p"; done
-rm -f "$run/tritonserver.pid" "$run/config.hash"
+rm -f "$run/tritonserver.pid" "$run/config.hash" "$run/models.loaded"

@@ -75,6 +75,8 @@ def repository_files(
             out.update({f"{spec.name}/{rel}": data for rel, data in triton_model.files(Path(spec.ref)).items()})
             continue
         out[f"{spec.name}/config.pbtxt"] = render_config(spec, layout, gpu_ids, (serving or {}).get(spec.name)).encode()
+        if spec.kind == "path":  # its files are uploaded in place: their digest here reloads it when they change
+            out[f"{spec.name}/source.sha256"] = f"{upload.tree_digest(spec.ref)}\n".encode()
         for name in ("model.py", "hf_pipeline.py"):
             out[f"{spec.name}/1/{name}"] = (TEMPLATES / "hf" / name).read_bytes()
     return out
@@ -193,10 +195,11 @@ def only_configured(models_dir: str, names: list[str], python: str = "python3"):
     yield remote.python(python, "prune.py", models_dir, *(remote.hex_name(n) for n in extra))
 
 
-def repository_dir(layout: Layout, repo_files: dict[str, bytes]) -> str:
-    """The repository of these files, beside the one the server reads: named by its content, so a
-    change is written to a new directory and the old one stays for a rollback."""
-    h = hashlib.sha256()
+def repository_dir(layout: Layout, repo_files: dict[str, bytes], venv: str) -> str:
+    """The repository of these files for this venv, beside the one the server reads: named by both, so a
+    change is written to a new directory (new files: Triton reloads a model whose files' times changed,
+    which a new venv needs too) and the old one stays for a rollback."""
+    h = hashlib.sha256(f"venv={venv}\0".encode())
     for path, content in sorted(repo_files.items()):
         h.update(path.encode() + b"\0" + hashlib.sha256(content).digest())
     return f"{layout.repositories}/{h.hexdigest()[:16]}"

@@ -1,5 +1,6 @@
-"""Serving, shared by deploy/provision.py and deploy/serve.py: model sources, the repository,
-and the server (re)started only when what it runs changed, then proven by inference."""
+"""Serving, shared by deploy/provision.py and deploy/serve.py: model sources, the repository, and the
+server (re)started only when what the process runs changed; a change of models or venv is loaded
+into the running server instead (tasks/model_control.py); then proven by inference."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from config.layout import Layout
 from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
-from tasks import models, network, server_process, server_unit, server_user, switch, venv_plan
+from tasks import model_control, models, network, server_process, server_unit, server_user, switch, venv_plan
 from tasks.triton_install import installed_dir
 
 
@@ -21,40 +22,42 @@ def links(
     targets = (
         installed_dir(layout, d),
         venv_plan.target(settings, layout, d),
-        models.repository_dir(layout, repo_files),
+        models.repository_dir(layout, repo_files, venv_plan.target(settings, layout, d)),
     )
     return tuple(zip(layout.links, targets, strict=True))
 
 
-def wanted_hash(settings: Settings, layout: Layout, decisions: Decisions, repo_files: dict[str, bytes]) -> str:
-    """What the server will run (its arguments, user and log watcher, the repository's files, the
-    install, the venv and its pins), as one hash: a change restarts it, nothing else does."""
+def wanted_hash(settings: Settings, layout: Layout, decisions: Decisions) -> str:
+    """What the server process runs (its arguments, user and log watcher, the Triton install, the venv's
+    Python), as one hash: a change restarts it. The models and the venv are reloaded instead
+    (model_digests)."""
     server = server_process.plan(settings, layout)
-    run_as = [
-        *server.args,
-        f"user={server.user}",
-        *server.log_watch,
-        *(t for _, t in links(settings, layout, decisions, repo_files)),
-    ]
-    return server_unit.config_hash(run_as, repo_files, installed_dir(layout, decisions), decisions.venv_pins)
+    run_as = [*server.args, f"user={server.user}", *server.log_watch]
+    return server_unit.server_hash(
+        run_as, installed_dir(layout, decisions), decisions.python or "", decisions.libpython_dir or ""
+    )
+
+
+def model_digests(
+    settings: Settings, layout: Layout, decisions: Decisions, repo_files: dict[str, bytes]
+) -> dict[str, str]:
+    """Each model's digest: its repository files and the venv its stubs run on (tasks/model_control.py)."""
+    return model_control.digests(repo_files, venv_plan.target(settings, layout, decisions))
 
 
 def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int]) -> str:
-    """In words, what will happen to the server: keeps running, starts, or restarts and why."""
+    """In words, what will happen to the server: keeps running, starts, restarts and why, or keeps running
+    while models are loaded, reloaded or unloaded."""
     p = server_process.plan(settings, layout)
     state = host.get_fact(ServerState, p.run_dir, p.http_host, p.http_port, p.models_dir)
     why = server_process.why_start(
-        state,
-        host.get_fact(InitSystem)["systemd"],
-        p,
-        wanted_hash(
-            settings,
-            layout,
-            decisions,
-            models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving),
-        ),
+        state, host.get_fact(InitSystem)["systemd"], p, wanted_hash(settings, layout, decisions)
     )
     if not why:
+        repo_files = models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving)
+        change = model_control.change(state["models"], model_digests(settings, layout, decisions, repo_files))
+        if change:
+            return f"keeps running (pid {state['pid']}); models: {change.words()}"
         return f"keeps running (pid {state['pid']})"
     return "will start" if why == "not running" else f"will restart (pid {state['pid']}): {why}"
 
@@ -73,19 +76,21 @@ def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: lis
         python=venv_python,
         user=settings.triton_user,
     )
+    model_control.access(layout, settings.triton_user)  # the key the repository API asks for, the launcher
     repo_files = models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving)
-    models.repository(models.repository_dir(layout, repo_files), repo_files)
+    venv = venv_plan.target(settings, layout, decisions)
+    models.repository(models.repository_dir(layout, repo_files, venv), repo_files)
     for path, versions in ((layout.venv, layout.venvs), (layout.models, layout.repositories)):
         switch.adopted(name=f"{path}: a link", path=path, versions=versions)
     server = server_process.plan(settings, layout)
-    wanted = wanted_hash(settings, layout, decisions, repo_files)
     targets = links(settings, layout, decisions, repo_files)
     server_process.running(
         name="Triton server running, ready and proven",
         plan=server,
-        wanted_hash=wanted,
+        wanted_hash=wanted_hash(settings, layout, decisions),
         links=targets,
         models=["smoke", *(m.name for m in settings.models)],
+        loaded=model_digests(settings, layout, decisions, repo_files),
         verify=models.verify_spec(settings.models, layout, gpu_ids, decisions.model_serving),
         python=decisions.script_python,
     )

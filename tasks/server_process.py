@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import partial
 
 from pyinfra import host
 from pyinfra.api import OperationError, QuoteString, StringCommand, operation
@@ -14,7 +15,7 @@ from config.settings import Settings
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState
 from facts.system import InitSystem
-from tasks import host_log, switch
+from tasks import host_log, model_control, switch
 from tasks.server_unit import JOURNAL, LOG_WATCH, log_watch_args, server_args, systemd_unit
 
 READY_TIMEOUT_S = 180
@@ -26,6 +27,8 @@ class ServerPlan:
 
     run_dir: str  # pid file, config hash, log, proof
     launcher: str  # sets Triton's environment, then runs its arguments
+    starter: str  # runs tritonserver with that environment and the model-control key (server_unit.server_launcher)
+    key_file: str  # the model-control key the repository API asks for
     models_dir: str  # the model repository
     http_host: str  # where a client on the host connects
     ports: tuple[tuple[str, int], ...]  # (("http", 8000), ("grpc", 8001), ("metrics", 8002))
@@ -42,12 +45,18 @@ class ServerPlan:
     def grpc_port(self) -> int:
         return self.ports[1][1]
 
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.http_host}:{self.http_port}"
+
 
 def plan(settings: Settings, layout: Layout) -> ServerPlan:
     """The server plan of these settings."""
     return ServerPlan(
         run_dir=layout.run,
         launcher=layout.launcher,
+        starter=layout.server_launcher,
+        key_file=layout.model_control_key,
         models_dir=layout.models,
         http_host=settings.http_connect_host,
         ports=settings.triton_ports,
@@ -90,14 +99,16 @@ def _started(plan: ServerPlan, systemd: bool, config_hash: str, stale: str) -> S
         return remote.shell("server_start_systemd.sh", UNIT_PATH, plan.unit, plan.run_dir, config_hash, stale)
     watch = [LOG_WATCH, *plan.log_watch] if plan.log_watch else ["", "", "", "", "", ""]
     return remote.shell(
-        "server_start.sh", plan.run_dir, plan.launcher, config_hash, stale, plan.user, *watch, *plan.args
+        "server_start.sh", plan.run_dir, plan.starter, config_hash, stale, plan.user, *watch, *plan.args
     )
 
 
-def _ready(plan: ServerPlan, python: str, models: list[str], systemd: bool) -> StringCommand:
+def _ready(plan: ServerPlan, python: str, models: list[str], systemd: bool, started: bool = True) -> StringCommand:
     """Wait until the server and these models are ready (smoke inference proves it), or fail with the
-    server log's lines that explain why (the journal's under systemd)."""
+    server log's lines that explain why (the journal's under systemd). After a reload (not started) the
+    log of the server's start is not this change's: model_control.py has said what failed."""
     log = f"{JOURNAL}@{plan.run_dir}/journal.cursor" if systemd else f"{plan.run_dir}/tritonserver.log"
+    log = log if started else ""
     args = [f"{plan.run_dir}/tritonserver.pid", log, str(READY_TIMEOUT_S)]
     env = {"TRITON_PROOF_FILE": f"{plan.run_dir}/proof.txt"}
     return remote.python(python, "wait_ready.py", plan.http_host, str(plan.http_port), *args, *models, env=env)
@@ -138,43 +149,94 @@ def _all(*commands) -> list:
     return [*bits, ";", "}"]
 
 
+def _with_rollback(new: list, back: list, told: str, failed: str) -> StringCommand:
+    """`{ NEW; } || { BACK, then fail saying told (or failed, when the rollback failed too) }`."""
+    return StringCommand(
+        *_all(*new), "||", "{",
+        "echo", QuoteString("--- rolling back: starting what served before"), ">&2", ";",
+        *_all(*back), "&&", "{", "echo", QuoteString(told), ">&2", ";", "}",
+        "||", "echo", QuoteString(failed), ">&2", ";", "exit", "1", ";", "}",
+    )  # fmt: skip
+
+
 @operation()
 def running(
     plan: ServerPlan,
     wanted_hash: str,
     links: tuple[tuple[str, str], ...],
     models: list[str],
+    loaded: dict[str, str],
+    tight: frozenset[str] = frozenset(),
     verify: str = "",
     in_process: bool = True,
     python: str = "python3",
 ):
-    """Our server runs with wanted_hash and is ready; else switch the links to what it is to run
-    (links: (link, target) pairs: the Triton install, the venv, the model repository), (re)start it,
-    wait for readiness, prove it.
+    """Our server runs with wanted_hash and has loaded each model's digest (loaded: name -> digest, from
+    tasks.model_control.digests); else make it so.
 
-    Where a ready server ran before, a new one that does not become ready or fails its proof is
-    rolled back: the links point at what served before, that server starts again and is proven, and
-    the run fails naming what failed. A port held by another process stops here with its name and
-    pid; our own stale server (recorded pid, or serving our repository) is stopped cleanly first.
-    verify is the JSON of tasks.models.verify_spec: after a start each model is called over HTTP and gRPC.
+    links: (link, target) pairs, the Triton install, the venv, the model repository, switched to first.
+    Where only the models or the venv changed, the server goes on running: the models the change touches
+    are loaded, reloaded or unloaded through the repository API (tight: those reloaded by an unload first,
+    their two copies not fitting in memory). Otherwise (a new build, Python, server arguments, or no
+    server) it is (re)started, waited for, and proven.
+
+    A change that fails (a model that does not load, a server that does not become ready, a failed
+    proof) is rolled back where a ready server ran before: the links point at what served before and
+    the models it changed are loaded back (or that server starts again), proven, and the run fails
+    naming what failed. A port held by another process stops here with its name and pid; our own stale
+    server (recorded pid, or serving our repository) is stopped cleanly first. verify is the JSON of
+    tasks.models.verify_spec: each model is then called over HTTP and gRPC.
     """
     p = plan
     state = host.get_fact(ServerState, p.run_dir, p.http_host, p.http_port, p.models_dir)
     systemd = host.get_fact(InitSystem)["systemd"]
+    proof_file = f"{p.run_dir}/proof.txt"
+    proven = [_verified(p, verify, in_process, proof_file)] if verify and verify != "[]" else []
     if not why_start(state, systemd, p, wanted_hash):
-        if systemd and not state["unit_enabled"]:
+        enable = systemd and not state["unit_enabled"]
+        if enable:
             yield "systemctl enable --quiet tritonserver.service"  # serving as wanted: no restart
+        models_change = model_control.change(state["models"], loaded, tight)
+        if not models_change:
+            if not enable:
+                host.noop(f"Triton pid {state['pid']} is ready with this configuration and these models")
             return
-        host.noop(f"Triton pid {state['pid']} is ready with this configuration")
+        control = partial(model_control.command, p.base_url, p.key_file, p.run_dir, p.models_dir, python=python)
+        new = [
+            StringCommand("rm", "-f", QuoteString(proof_file)),
+            StringCommand("echo", QuoteString(f"models: {models_change.words()}; the server keeps running"), ">&2"),
+            switch.command(links),
+            control(models_change.forward()),
+            _ready(p, python, models, systemd, started=False),
+            *proven,
+            model_control.recorded(p.run_dir, loaded),
+        ]
+        old = switch.previous(links)
+        if old is None:
+            yield StringCommand(*_all(*new))
+        else:
+            back = [switch.command(old), control(models_change.back()), _ready(p, python, ["smoke"], systemd, False)]
+            yield _with_rollback(
+                new,
+                back,
+                "The change failed (above); rolled back: the links point at what served before and the models it "
+                "had changed are loaded back from there; the server kept running. Fix the cause named above, "
+                "then run again.",
+                "The change failed (above), and so did loading back what served before (above).",
+            )
+        yield host_log.shown(proof_file)
         return
     held = _port_holders(p, {pid for pid in [state["pid"], *state["stale"]] if pid})
     if held:
         raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
     stale = " ".join(str(pid) for pid in state["stale"])
-    proof_file = f"{p.run_dir}/proof.txt"
-    new = [switch.command(links), _started(p, systemd, wanted_hash, stale), _ready(p, python, models, systemd)]
-    if verify and verify != "[]":
-        new.append(_verified(p, verify, in_process, proof_file))
+    new = [
+        switch.command(links),
+        _started(p, systemd, wanted_hash, stale),
+        _ready(p, python, models, systemd),
+        *proven,
+        model_control.recorded(p.run_dir, loaded),
+    ]
     old = switch.previous(links) if state["pid"] and state["ready"] and state["config_hash"] else None
     if old is None or old == links:
         yield StringCommand(*_all(*new))
@@ -185,41 +247,15 @@ def running(
             switch.command(old),
             _started(p, systemd, state["config_hash"], ""),
             _ready(p, python, ["smoke"], systemd),
+            model_control.recorded(p.run_dir, state["models"]),
+            StringCommand("cat", QuoteString(proof_file), ">&2"),
         ]
-        told = (
+        yield _with_rollback(
+            new,
+            back,
             "The new server failed (above); rolled back to what served before: the Triton install, venv "
-            "and model repository it ran. Fix the cause named above, then run again."
-        )
-        failed = "The new server failed (above), and so did the rollback to what served before (above)."
-        yield StringCommand(
-            *_all(*new),
-            "||",
-            "{",
-            "echo",
-            QuoteString("--- rolling back: starting what served before"),
-            ">&2",
-            ";",
-            *_all(*back),
-            "&&",
-            "{",
-            "cat",
-            QuoteString(proof_file),
-            ">&2",
-            ";",
-            "echo",
-            QuoteString(told),
-            ">&2",
-            ";",
-            "}",
-            "||",
-            "echo",
-            QuoteString(failed),
-            ">&2",
-            ";",
-            "exit",
-            "1",
-            ";",
-            "}",
+            "and model repository it ran. Fix the cause named above, then run again.",
+            "The new server failed (above), and so did the rollback to what served before (above).",
         )
     yield host_log.shown(proof_file)  # what the start proved: readiness and each model's inference
 
@@ -233,7 +269,9 @@ def stopped(plan: ServerPlan):
     if not state["pid"] and not state["stale"] and not unit_on:
         if state["config_hash"]:  # it died: forget that it should run (deploy/status.py reads this)
             yield StringCommand(
-                "rm", "-f", QuoteString(f"{plan.run_dir}/tritonserver.pid"), QuoteString(f"{plan.run_dir}/config.hash")
+                "rm",
+                "-f",
+                *(QuoteString(f"{plan.run_dir}/{f}") for f in ("tritonserver.pid", "config.hash", "models.loaded")),
             )
             return
         host.noop("no Triton server of ours is running")

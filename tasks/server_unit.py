@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 
 from config.layout import Layout
 from config.settings import Settings
@@ -37,16 +38,46 @@ def server_args(settings: Settings, layout: Layout) -> list[str]:
         # Our config.pbtxt files are complete: without this the python backend starts every model's
         # stub once more just to ask it for a config (a second `import torch`: +3 s per start here).
         "--disable-auto-complete-config",
+        # Models are loaded and unloaded through the repository API (every one at a start): a change
+        # of models or venv reloads only what changed, the server goes on answering (tasks/model_control.py).
+        # Its load and unload ask for a key: the server's launcher adds that restriction (MODEL_CONTROL_HEADER).
+        "--model-control-mode",
+        "explicit",
+        "--load-model",
+        "*",
+        "--model-load-thread-count",
+        str(settings.triton_model_load_threads),
     ]
 
 
-def config_hash(args: list[str], models: dict[str, bytes], install: str, venv_pins: dict[str, str]) -> str:
-    """What the server depends on: a change in any of it restarts the server, nothing else does."""
+# The header a repository API request (load, unload, index) carries the model-control key in.
+MODEL_CONTROL_HEADER = "triton-model-control"
+
+
+def server_launcher(layout: Layout) -> str:
+    """The server's launcher: the launcher's environment, then tritonserver with its arguments and the
+    repository API restricted (HTTP and gRPC) to requests carrying the key, read from a file only root and
+    the server's user can read. The key stays out of every file others can read and every command pyinfra
+    runs; Triton takes it only as an argument, so it is in the server's own command line."""
+    q = shlex.quote
+    restricted = f"model-repository:{MODEL_CONTROL_HEADER}=$key"
+    return (
+        "#!/bin/sh\n# triton-provisioner: tritonserver with Triton's environment, its model load and unload\n"
+        "# answering only requests that carry the model-control key\n"
+        f". {q(layout.home + '/env.sh')}\n"
+        f'key=$(cat {q(layout.model_control_key)}) && [ -n "$key" ] ||\n'
+        "  { echo 'no model-control key: run deploy/serve.py' >&2; exit 1; }\n"
+        f'exec tritonserver "$@" "--http-restricted-api={restricted}" "--grpc-restricted-protocol={restricted}"\n'
+    )
+
+
+def server_hash(args: list[str], install: str, python: str, libpython_dir: str) -> str:
+    """What the server process itself depends on: its arguments, the Triton install, the venv's Python
+    minor version (the stub is built for it) and the libpython directory its environment names. A change
+    in any of it restarts the server; the models and the venv are reloaded without a restart."""
     h = hashlib.sha256()
-    for part in [*args, install, *(f"{k}=={v}" for k, v in sorted(venv_pins.items()))]:
+    for part in [*args, install, f"python={python}", f"libpython={libpython_dir}"]:
         h.update(part.encode() + b"\0")
-    for path, content in sorted(models.items()):
-        h.update(path.encode() + b"\0" + hashlib.sha256(content).digest())
     return h.hexdigest()[:32]
 
 
@@ -89,7 +120,7 @@ def systemd_unit(settings: Settings, layout: Layout) -> str:
     """The unit used where systemd is PID 1: the launcher's environment, the same arguments, restarted on
     failure at most 3 times a minute (no restart loop). Its output goes to the journal (`journalctl -u
     tritonserver`), which keeps and rotates it; a "--- start" line there begins each start's lines."""
-    command = " ".join(systemd_word(a) for a in [layout.launcher, "tritonserver", *server_args(settings, layout)])
+    command = " ".join(systemd_word(a) for a in [layout.server_launcher, *server_args(settings, layout)])
     sandbox = ""
     if settings.triton_user != "root":  # the models' code runs in here: it may write the HF cache, nothing else
         writable = systemd_word(f"-{layout.hf_cache}")

@@ -3,7 +3,9 @@ wheelhouse or a HuggingFace snapshot links its files; the host needs their conte
 
 from __future__ import annotations
 
+import hashlib
 import os
+from functools import cache
 from pathlib import Path
 
 from pyinfra import host
@@ -12,7 +14,7 @@ from pyinfra.api import QuoteString, StringCommand, deploy, operation
 import remote
 from facts.digests import FileDigests
 from facts.files import TreeEntries
-from remote._common import sha256
+from remote._common import sha256 as _sha256
 from tasks import private_upload
 
 
@@ -24,6 +26,26 @@ def local_files(src: str) -> dict[str, Path]:
             path = Path(root) / name
             out[str(path.relative_to(src))] = path.resolve()
     return out
+
+
+@cache
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    return _sha256(path)
+
+
+def sha256(path: str | Path) -> str:
+    """A controller file's sha256, read once per run while its size and time stay the same."""
+    st = os.stat(path)
+    return _file_sha256(str(path), st.st_size, st.st_mtime_ns)
+
+
+def tree_digest(src: str) -> str:
+    """One digest of every file under src (relative names and contents): a path: model's content, which
+    its repository entry carries so that a change of its files reloads it."""
+    h = hashlib.sha256()
+    for rel, path in sorted(local_files(src).items()):
+        h.update(rel.encode() + b"\0" + sha256(path).encode() + b"\0")
+    return h.hexdigest()
 
 
 @operation()

@@ -196,13 +196,13 @@ SERVER_PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) els
 
 @pytest.fixture
 def launcher() -> Iterator[Path]:
-    """What the launcher does for the server: runs its arguments; here `tritonserver ...` becomes a
-    Python that sleeps with "tritonserver" in its command line (what lib.sh looks for). In a directory
-    any user can enter (the server may run as another)."""
+    """What the server's launcher does: runs tritonserver with its arguments; here a Python that sleeps
+    with "tritonserver" in its command line (what lib.sh looks for). In a directory any user can enter
+    (the server may run as another)."""
     folder = Path(tempfile.mkdtemp(prefix="launcher-"))
     folder.chmod(0o755)
-    script = folder / "triton-env"
-    script.write_text(f'#!/bin/sh\nshift\nexec {SERVER_PYTHON} -c "import time; time.sleep(600)" tritonserver "$@"\n')
+    script = folder / "triton-server"
+    script.write_text(f'#!/bin/sh\nexec {SERVER_PYTHON} -c "import time; time.sleep(600)" tritonserver "$@"\n')
     script.chmod(0o755)
     yield script
     shutil.rmtree(folder)

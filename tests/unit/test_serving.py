@@ -11,7 +11,8 @@ import remote
 from config.layout import Layout
 from config.models import parse_models
 from config.settings import SettingsError, load
-from tasks import models, server_unit
+from facts.server import parse_loaded
+from tasks import model_control, models, server_unit
 from tasks.environment import env_script
 from tasks.triton_install import version_dir_name
 from tasks.venv_plan import pip_requirement, wheelhouse_key
@@ -267,23 +268,56 @@ def test_a_log_of_innocent_lines_and_one_failure_names_only_that_failure(tmp_pat
     ]
 
 
-def test_config_hash_changes_with_what_the_server_runs() -> None:
+def test_the_server_hash_changes_with_what_the_process_runs_and_not_with_models_or_venv() -> None:
     s = settings()
     args = server_unit.server_args(s, Layout(s))
-    base = server_unit.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"})
-    assert base == server_unit.config_hash(
-        list(args), {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "1"}
-    )
-    assert base != server_unit.config_hash(args, {"m/config.pbtxt": b"b"}, "/opt/triton/versions/x", {"torch": "1"})
-    assert base != server_unit.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/y", {"torch": "1"})
-    assert base != server_unit.config_hash(args, {"m/config.pbtxt": b"a"}, "/opt/triton/versions/x", {"torch": "2"})
+    base = server_unit.server_hash(args, "/opt/triton/versions/x", "3.11", "")
+    assert base == server_unit.server_hash(list(args), "/opt/triton/versions/x", "3.11", "")
+    assert base != server_unit.server_hash(args, "/opt/triton/versions/y", "3.11", "")  # a new build
+    assert base != server_unit.server_hash(args, "/opt/triton/versions/x", "3.12", "")  # a new Python minor
+    assert base != server_unit.server_hash(args, "/opt/triton/versions/x", "3.11", "/usr/local/lib")
     other = settings(triton_http_port=9000)
-    assert base != server_unit.config_hash(
-        server_unit.server_args(other, Layout(other)),
-        {"m/config.pbtxt": b"a"},
-        "/opt/triton/versions/x",
-        {"torch": "1"},
+    assert base != server_unit.server_hash(
+        server_unit.server_args(other, Layout(other)), "/opt/triton/versions/x", "3.11", ""
     )
+    # what the models are and which venv they run on is not the server's: each model's digest holds it
+    one = model_control.digests({"m/config.pbtxt": b"a", "n/config.pbtxt": b"x"}, "/opt/triton/venv.versions/v1")
+    assert one == model_control.digests(
+        {"n/config.pbtxt": b"x", "m/config.pbtxt": b"a"}, "/opt/triton/venv.versions/v1"
+    )
+    two = model_control.digests({"m/config.pbtxt": b"b", "n/config.pbtxt": b"x"}, "/opt/triton/venv.versions/v1")
+    assert (one["m"] != two["m"], one["n"] == two["n"]) == (True, True)  # only the changed model differs
+    venv = model_control.digests({"m/config.pbtxt": b"a", "n/config.pbtxt": b"x"}, "/opt/triton/venv.versions/v2")
+    assert venv["m"] != one["m"] and venv["n"] != one["n"]  # a new venv: every model is reloaded
+
+
+def test_a_change_loads_what_changed_unloads_what_went_and_undoes_it_in_reverse() -> None:
+    have = {"smoke": "01", "clf": "02", "gone": "03"}
+    change = model_control.change(have, {"smoke": "01", "clf": "12", "new": "04"})
+    assert (change.load, change.unload, change.added, change.swap) == (("clf", "new"), ("gone",), ("new",), ())
+    assert change.forward() == ["load:clf", "load:new", "unload:gone"]
+    assert change.back() == ["load:clf", "load:gone", "unload:new"]
+    assert change.words() == "reload clf; load new; unload gone"
+    assert not model_control.change(have, dict(have))
+    tight = model_control.change(have, {"smoke": "01", "clf": "12", "gone": "03"}, frozenset({"clf"}))
+    assert (tight.swap, tight.load, tight.forward(), tight.back()) == (("clf",), (), ["swap:clf"], ["load:clf"])
+    unknown = model_control.change(None, {"smoke": "01"})  # no record: loaded again, nothing taken as new
+    assert (unknown.load, unknown.added, unknown.back()) == (("smoke",), (), ["load:smoke"])
+    assert model_control.loaded_text({"b": "02", "a": "01"}) == "01 a\n02 b\n"
+    assert parse_loaded(["01 a", "zz b", "02 c", ""]) == {"a": "01", "c": "02"}
+
+
+def test_the_server_starts_in_explicit_mode_with_every_model_and_the_api_key_comes_from_a_file() -> None:
+    s = settings(triton_model_load_threads=8)
+    layout = Layout(s)
+    args = server_unit.server_args(s, layout)
+    assert args[args.index("--model-control-mode") + 1] == "explicit" and args[args.index("--load-model") + 1] == "*"
+    assert args[args.index("--model-load-thread-count") + 1] == "8"
+    assert not any("restricted" in a for a in args)  # the key is not in what the controller runs or prints
+    text = server_unit.server_launcher(layout)
+    assert "key=$(cat /etc/triton-provisioner/model-control.key)" in text
+    assert '"--http-restricted-api=model-repository:triton-model-control=$key"' in text
+    assert '"--grpc-restricted-protocol=model-repository:triton-model-control=$key"' in text
 
 
 def test_server_binds_loopback_by_default() -> None:
@@ -311,7 +345,7 @@ def test_names_and_keys() -> None:
 def test_systemd_unit_runs_the_same_server_through_the_launcher() -> None:
     s = settings()
     unit = server_unit.systemd_unit(s, Layout(s))
-    assert "ExecStart=/opt/triton/bin/triton-env tritonserver --model-repository /opt/triton/models" in unit
+    assert "ExecStart=/opt/triton/bin/triton-server --model-repository /opt/triton/models" in unit
     assert "--http-address 127.0.0.1" in unit and "Restart=on-failure" in unit
     assert "StartLimitBurst=3" in unit  # a model that cannot load does not restart forever
     # its log is the journal's, each start's lines after a "--- start" line (the readiness wait splits there)
@@ -337,7 +371,7 @@ def test_systemd_words_are_quoted_as_systemd_reads_them(arg: str, word: str) -> 
 def test_systemd_unit_doubles_percent_signs_in_paths_and_refuses_control_characters() -> None:
     s = settings(triton_home="/srv/t%i")
     unit = server_unit.systemd_unit(s, Layout(s))
-    assert "ExecStart=/srv/t%%i/bin/triton-env tritonserver --model-repository /srv/t%%i/models" in unit
+    assert "ExecStart=/srv/t%%i/bin/triton-server --model-repository /srv/t%%i/models" in unit
     with pytest.raises(ValueError, match="control character"):
         server_unit.systemd_word("a\nb")
 
