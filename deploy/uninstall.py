@@ -44,7 +44,10 @@ uninstall.removed(
     name="Install root, venvs and profile removed", paths=uninstall.install_paths(layout), ours=layout.versions
 )
 uninstall.removed(name="HuggingFace token removed", paths=[f"{layout.hf_home}/token"])
-uninstall.removed(name="Network settings removed", paths=[layout.network_settings_file])
+uninstall.removed(
+    name="Network settings and model-control key removed",
+    paths=[layout.network_settings_file, layout.model_control_key],
+)
 if settings.purge_persist:
     uninstall.removed(name="Caches on the persistent path purged", paths=uninstall.persist_paths(layout))
 uninstall.user_removed(

@@ -219,8 +219,8 @@ def running(
             yield _with_rollback(
                 new,
                 back,
-                "The change failed (above); rolled back: the links point at what served before and the models it "
-                "had changed are loaded back from there; the server kept running. Fix the cause named above, "
+                "The change failed (above); rolled back to what served before: the links point back and the models "
+                "it had changed are loaded back from there; the server kept running. Fix the cause named above, "
                 "then run again.",
                 "The change failed (above), and so did loading back what served before (above).",
             )
