@@ -23,10 +23,14 @@ from pyinfra.facts.files import File
 
 import remote
 from config.layout import Layout
+from facts.memory import ModelMemoryData
 from tasks import small_files
 from tasks.server_unit import MODEL_CONTROL_HEADER, server_launcher
 
 LOAD_TIMEOUT_S = 600  # one model's load (a large model's weights, a stub importing torch)
+# Kept free beside a second copy: at least this, or a tenth of what is available (a stub's start, the
+# page cache). A guess on the safe side, not a measurement.
+RESERVE_KIB = 256 * 1024
 
 
 def digests(repo_files: dict[str, bytes], venv: str) -> dict[str, str]:
@@ -57,6 +61,7 @@ class Change:
     unload: tuple[str, ...] = ()
     swap: tuple[str, ...] = ()
     added: tuple[str, ...] = ()  # of load: models the server did not have
+    tight: tuple[str, ...] = ()  # why each swap: what its second copy needs and what is free
 
     def __bool__(self) -> bool:
         return bool(self.load or self.unload or self.swap)
@@ -72,7 +77,8 @@ class Change:
         if self.unload:
             parts.append(f"unload {', '.join(self.unload)}")
         if self.swap:
-            parts.append(f"unload then load {', '.join(self.swap)} (two copies do not fit in memory)")
+            why = "; ".join(self.tight)
+            parts.append(f"unload then load {', '.join(self.swap)} (two copies do not fit: {why})")
         return "; ".join(parts)
 
     def forward(self) -> list[str]:
@@ -85,21 +91,47 @@ class Change:
 
     def back(self) -> list[str]:
         """The items that undo it once the links point back: what it changed or removed is loaded back
-        (Triton skips a model it still has as it was), what it added is unloaded."""
-        again = [n for n in (*self.swap, *self.load, *self.unload) if n not in self.added]
-        return [*(f"load:{n}" for n in again), *(f"unload:{n}" for n in self.added)]
+        (unloaded first where two copies do not fit), what it added is unloaded."""
+        again = [n for n in (*self.load, *self.unload) if n not in self.added]
+        return [*(f"swap:{n}" for n in self.swap), *(f"load:{n}" for n in again), *(f"unload:{n}" for n in self.added)]
 
 
-def change(loaded: dict[str, str] | None, wanted: dict[str, str], tight: frozenset[str] = frozenset()) -> Change:
+def tight(memory: ModelMemoryData, reloaded: list[str]) -> dict[str, str]:
+    """The reloaded models whose second copy does not fit beside the running one (name -> why), in host
+    memory (its stubs' resident memory against MemAvailable) or on a GPU (its stubs' GPU memory against
+    the least free GPU). The copies load at once: each one's need counts against what the others left."""
+    out: dict[str, str] = {}
+    avail = memory["available_kb"]
+    budgets = []
+    if avail is not None:
+        budgets.append(("memory", memory["rss_kb"], avail - max(RESERVE_KIB, avail // 10), 1024))
+    if memory["gpu_free_mib"] and memory["gpu_mib"]:
+        budgets.append(("GPU memory", memory["gpu_mib"], min(memory["gpu_free_mib"]), 1))
+    for what, needs, budget, per_mib in budgets:
+        for name in sorted(reloaded, key=lambda n: (-needs.get(n, 0), n)):
+            need = needs.get(name, 0)
+            if need > budget:
+                out.setdefault(
+                    name, f"{name} needs {need // per_mib} MiB of {what}, {max(budget, 0) // per_mib} MiB free"
+                )
+            else:
+                budget -= need
+    return out
+
+
+def change(loaded: dict[str, str] | None, wanted: dict[str, str], memory: ModelMemoryData | None = None) -> Change:
     """From what the server loaded (None: not known, every model is loaded again) to what is wanted;
-    tight: the models whose second copy does not fit (unloaded, then loaded)."""
+    memory: where a reloaded model's second copy does not fit (tight), it is unloaded, then loaded."""
     have = loaded if loaded is not None else {}
     differ = [n for n, d in sorted(wanted.items()) if loaded is None or have.get(n) != d]
+    reloaded = [n for n in differ if n in have]
+    swaps = tight(memory, reloaded) if memory is not None else {}
     return Change(
-        load=tuple(n for n in differ if n not in tight or n not in have),
+        load=tuple(n for n in differ if n not in swaps),
         unload=tuple(n for n in sorted(have) if n not in wanted),
-        swap=tuple(n for n in differ if n in tight and n in have),
+        swap=tuple(n for n in differ if n in swaps),
         added=tuple(n for n in differ if loaded is not None and n not in have),
+        tight=tuple(swaps[n] for n in differ if n in swaps),
     )
 
 

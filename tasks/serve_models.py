@@ -9,6 +9,7 @@ from pyinfra import host
 from compat.assessment import Decisions
 from config.layout import Layout
 from config.settings import Settings
+from facts.memory import ModelMemory
 from facts.server import ServerState
 from facts.system import InitSystem
 from tasks import model_control, models, network, server_process, server_unit, server_user, switch, venv_plan
@@ -55,8 +56,10 @@ def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_
     )
     if not why:
         repo_files = models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving)
-        change = model_control.change(state["models"], model_digests(settings, layout, decisions, repo_files))
+        wanted = model_digests(settings, layout, decisions, repo_files)
+        change = model_control.change(state["models"], wanted)
         if change:
+            change = model_control.change(state["models"], wanted, host.get_fact(ModelMemory, p.models_dir))
             return f"keeps running (pid {state['pid']}); models: {change.words()}"
         return f"keeps running (pid {state['pid']})"
     return "will start" if why == "not running" else f"will restart (pid {state['pid']}): {why}"

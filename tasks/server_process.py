@@ -12,6 +12,7 @@ from pyinfra.api import OperationError, QuoteString, StringCommand, operation
 import remote
 from config.layout import Layout
 from config.settings import Settings
+from facts.memory import ModelMemory
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState
 from facts.system import InitSystem
@@ -166,7 +167,6 @@ def running(
     links: tuple[tuple[str, str], ...],
     models: list[str],
     loaded: dict[str, str],
-    tight: frozenset[str] = frozenset(),
     verify: str = "",
     in_process: bool = True,
     python: str = "python3",
@@ -176,8 +176,8 @@ def running(
 
     links: (link, target) pairs, the Triton install, the venv, the model repository, switched to first.
     Where only the models or the venv changed, the server goes on running: the models the change touches
-    are loaded, reloaded or unloaded through the repository API (tight: those reloaded by an unload first,
-    their two copies not fitting in memory). Otherwise (a new build, Python, server arguments, or no
+    are loaded, reloaded or unloaded through the repository API (a model whose second copy does not fit in
+    memory is unloaded first: facts.memory). Otherwise (a new build, Python, server arguments, or no
     server) it is (re)started, waited for, and proven.
 
     A change that fails (a model that does not load, a server that does not become ready, a failed
@@ -196,7 +196,9 @@ def running(
         enable = systemd and not state["unit_enabled"]
         if enable:
             yield "systemctl enable --quiet tritonserver.service"  # serving as wanted: no restart
-        models_change = model_control.change(state["models"], loaded, tight)
+        models_change = model_control.change(state["models"], loaded)
+        if models_change:  # what a second copy of each model needs, and what is free
+            models_change = model_control.change(state["models"], loaded, host.get_fact(ModelMemory, p.models_dir))
         if not models_change:
             if not enable:
                 host.noop(f"Triton pid {state['pid']} is ready with this configuration and these models")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,13 +13,15 @@ import remote
 from config.layout import Layout
 from config.models import parse_models
 from config.settings import SettingsError, load
+from facts.memory import ModelMemory, ModelMemoryData
 from facts.server import parse_loaded
 from tasks import model_control, models, server_unit
 from tasks.environment import env_script
 from tasks.triton_install import version_dir_name
 from tasks.venv_plan import pip_requirement, wheelhouse_key
 
-LOGS = Path(__file__).parents[1] / "fixtures" / "logs"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+LOGS = FIXTURES / "logs"
 wait_ready = remote.load("wait_ready.py")
 verify_models = remote.load("verify_models.py")
 
@@ -299,12 +303,63 @@ def test_a_change_loads_what_changed_unloads_what_went_and_undoes_it_in_reverse(
     assert change.back() == ["load:clf", "load:gone", "unload:new"]
     assert change.words() == "reload clf; load new; unload gone"
     assert not model_control.change(have, dict(have))
-    tight = model_control.change(have, {"smoke": "01", "clf": "12", "gone": "03"}, frozenset({"clf"}))
-    assert (tight.swap, tight.load, tight.forward(), tight.back()) == (("clf",), (), ["swap:clf"], ["load:clf"])
+    # clf's copy (1 GiB resident) does not fit twice in 1.2 GiB available (256 MiB kept free): unloaded first
+    memory = ModelMemoryData(
+        available_kb=1200 * 1024, rss_kb={"clf": 1024 * 1024, "smoke": 1000}, gpu_mib={}, gpu_free_mib=[]
+    )
+    tight = model_control.change(have, {"smoke": "01", "clf": "12", "gone": "03"}, memory)
+    assert (tight.swap, tight.load, tight.forward(), tight.back()) == (("clf",), (), ["swap:clf"], ["swap:clf"])
+    assert tight.words() == "unload then load clf (two copies do not fit: clf needs 1024 MiB of memory, 944 MiB free)"
     unknown = model_control.change(None, {"smoke": "01"})  # no record: loaded again, nothing taken as new
     assert (unknown.load, unknown.added, unknown.back()) == (("smoke",), (), ["load:smoke"])
     assert model_control.loaded_text({"b": "02", "a": "01"}) == "01 a\n02 b\n"
     assert parse_loaded(["01 a", "zz b", "02 c", ""]) == {"a": "01", "c": "02"}
+
+
+def test_second_copies_fit_in_what_the_others_left_host_memory_and_gpu() -> None:
+    fixture = json.loads((FIXTURES / "facts" / "memory.ModelMemory" / "two-models-loaded.json").read_text())
+    memory = fixture["fact"]  # this machine: smoke 268 MiB, clf 411 MiB resident, 21.6 GiB available
+    assert model_control.tight(memory, ["smoke", "clf"]) == {}
+    small = {**memory, "available_kb": 900 * 1024}  # 644 MiB usable (256 MiB kept): clf fits, then smoke does not
+    assert model_control.tight(small, ["smoke", "clf"]) == {"smoke": "smoke needs 267 MiB of memory, 233 MiB free"}
+    assert model_control.tight(small, ["smoke"]) == {}  # alone it fits
+    gpu = ModelMemory().process(
+        ["AVAIL=64000000", "STUB=11 900000 llm", "STUB=12 300000 clf", "GPU=11 30000", "GPU=12 2000", "GPUFREE=0 31000"]
+    )
+    assert gpu["gpu_mib"] == {"llm": 30000, "clf": 2000} and gpu["gpu_free_mib"] == [31000]
+    assert model_control.tight(gpu, ["llm", "clf"]) == {"clf": "clf needs 2000 MiB of GPU memory, 1000 MiB free"}
+    assert model_control.tight(gpu, ["llm"]) == {}
+    assert model_control.tight(ModelMemory.default(), ["llm"]) == {}  # nothing known: reloaded beside
+
+
+def test_the_memory_script_finds_each_models_stubs_and_their_gpu_memory(tmp_path: Path) -> None:
+    """model_memory.sh run for real: a process whose command line is a stub's for a model under the
+    repository, and a stand-in nvidia-smi printing as its csv,noheader,nounits does."""
+    models = tmp_path / "models"
+    stub = subprocess.Popen(
+        ["sh", "-c", "sleep 60", "triton_python_backend_stub", f"{models}/llm/1/model.py", "shm", "1048576"]
+    )
+    other = subprocess.Popen(["sh", "-c", "sleep 60", "triton_python_backend_stub", "/elsewhere/x/1/model.py"])
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(
+        f'#!/bin/sh\ncase "$1" in --query-compute-apps*) echo "{stub.pid}, 30000"; echo "99999, 5";; '
+        '*) echo "0, 31000"; echo "1, 40000";; esac\n'
+    )
+    smi.chmod(0o755)
+    try:
+        command = ModelMemory().command(str(models)).get_raw_value()
+        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+        out = subprocess.run(command, shell=True, capture_output=True, text=True, env=env).stdout.splitlines()
+    finally:
+        for p in (stub, other):
+            p.kill()
+            p.wait()
+    memory = ModelMemory().process(out)
+    assert list(memory["rss_kb"]) == ["llm"] and memory["rss_kb"]["llm"] > 0  # not the stub of another repository
+    assert memory["gpu_mib"] == {"llm": 30000} and memory["gpu_free_mib"] == [31000, 40000]
+    assert (memory["available_kb"] or 0) > 0
 
 
 def test_the_server_starts_in_explicit_mode_with_every_model_and_the_api_key_comes_from_a_file() -> None:
