@@ -47,6 +47,7 @@ facts = {
         settings.http_connect_host,
         settings.triton_http_port,
         server["pid"],
+        layout.model_control_key,
         [layout.home, layout.persist],
     ),
     "venv": host.get_fact(VenvPackages, layout.venv),

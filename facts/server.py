@@ -92,8 +92,12 @@ class ServerStatus(FactBase[ServerStatusData | None]):
     """What deploy/status.py shows beyond the other facts, in one round trip: uptime, the models'
     states from Triton, disk used under paths, the log's last lines. None where python3 is missing."""
 
-    def command(self, run_dir: str, http_host: str, http_port: int, pid: int | None, paths: list[str]) -> StringCommand:
-        return python("python3", "server_status.py", run_dir, http_host, str(http_port), str(pid or ""), "20", *paths)
+    def command(
+        self, run_dir: str, http_host: str, http_port: int, pid: int | None, key_file: str, paths: list[str]
+    ) -> StringCommand:
+        return python(
+            "python3", "server_status.py", run_dir, http_host, str(http_port), str(pid or ""), "20", key_file, *paths
+        )
 
     def process(self, output: list[str]) -> ServerStatusData | None:
         try:

@@ -33,11 +33,16 @@ def uptime(pid: int):
 UNIT = "tritonserver.service"
 
 
-def models(host: str, port: str):
-    """Triton's repository index: [{name, version, state, reason}]; None where it does not answer."""
-    req = urllib.request.Request(
-        f"http://{host}:{port}/v2/repository/index", b"{}", {"Content-Type": "application/json"}
-    )
+def models(host: str, port: str, key_file: str):
+    """Triton's repository index: [{name, version, state, reason}]; None where it does not answer. The
+    repository API asks for the model-control key (root's file; read where this user may)."""
+    headers = {"Content-Type": "application/json"}
+    try:
+        with open(key_file) as f:
+            headers["triton-model-control"] = f.read().strip()
+    except OSError:
+        pass
+    req = urllib.request.Request(f"http://{host}:{port}/v2/repository/index", b"{}", headers)
     try:
         with urllib.request.urlopen(req, timeout=3) as resp:
             return [{k: m.get(k, "") for k in ("name", "version", "state", "reason")} for m in json.load(resp)]
@@ -74,7 +79,7 @@ def in_journal() -> bool:
     return os.path.isdir("/run/systemd/system") and os.path.exists(f"/etc/systemd/system/{UNIT}")
 
 
-def main(run: str, host: str, port: str, pid: str, lines: str, *paths: str) -> int:
+def main(run: str, host: str, port: str, pid: str, lines: str, key_file: str, *paths: str) -> int:
     try:
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.stat(f"{run}/config.hash").st_mtime))
     except OSError:
@@ -82,7 +87,7 @@ def main(run: str, host: str, port: str, pid: str, lines: str, *paths: str) -> i
     out = {
         "uptime_s": uptime(int(pid)) if pid.isdigit() else None,
         "started": started,
-        "models": models(host, port),
+        "models": models(host, port, key_file),
         "disk_used": {p: tree_size(p) for p in paths},
         "log": f"journalctl -u {UNIT}" if in_journal() else f"{run}/tritonserver.log",
         "log_tail": journal_tail(int(lines)) if in_journal() else tail(f"{run}/tritonserver.log", int(lines)),

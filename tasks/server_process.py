@@ -205,8 +205,12 @@ def running(
             return
         control = partial(model_control.command, p.base_url, p.key_file, p.run_dir, p.models_dir, python=python)
         new = [
-            StringCommand("rm", "-f", QuoteString(proof_file)),
-            StringCommand("echo", QuoteString(f"models: {models_change.words()}; the server keeps running"), ">&2"),
+            StringCommand(
+                "echo",
+                QuoteString(f"models: {models_change.words()}; the server keeps running"),
+                ">",
+                QuoteString(proof_file),
+            ),
             switch.command(links),
             control(models_change.forward()),
             _ready(p, python, models, systemd, started=False),
