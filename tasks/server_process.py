@@ -150,11 +150,11 @@ def _all(*commands) -> list:
     return [*bits, ";", "}"]
 
 
-def _with_rollback(new: list, back: list, told: str, failed: str) -> StringCommand:
-    """`{ NEW; } || { BACK, then fail saying told (or failed, when the rollback failed too) }`."""
+def _with_rollback(new: list, back: list, told: str, failed: str, rolling: str) -> StringCommand:
+    """`{ NEW; } || { say rolling, BACK, then fail saying told (or failed, when the rollback failed too) }`."""
     return StringCommand(
         *_all(*new), "||", "{",
-        "echo", QuoteString("--- rolling back: starting what served before"), ">&2", ";",
+        "echo", QuoteString(f"--- rolling back: {rolling}"), ">&2", ";",
         *_all(*back), "&&", "{", "echo", QuoteString(told), ">&2", ";", "}",
         "||", "echo", QuoteString(failed), ">&2", ";", "exit", "1", ";", "}",
     )  # fmt: skip
@@ -229,6 +229,7 @@ def running(
                 "it had changed are loaded back from there; the server kept running. Fix the cause named above, "
                 "then run again.",
                 "The change failed (above), and so did loading back what served before (above).",
+                "loading back what served before",
             )
         yield host_log.shown(proof_file)
         return
@@ -262,6 +263,7 @@ def running(
             "The new server failed (above); rolled back to what served before: the Triton install, venv "
             "and model repository it ran. Fix the cause named above, then run again.",
             "The new server failed (above), and so did the rollback to what served before (above).",
+            "starting what served before",
         )
     yield host_log.shown(proof_file)  # what the start proved: readiness and each model's inference
 

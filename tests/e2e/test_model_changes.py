@@ -82,7 +82,8 @@ def polled(ctx: dict, models: tuple[str, ...], *args: str) -> tuple[int, str, fl
 
 def figures(case: str, took: float, pollers: dict[str, Poller]) -> str:
     counts = ", ".join(f"{m} {p.failed}/{len(p.results)}" for m, p in pollers.items())
-    line = f"\n{case}: run {took:.1f} s; failed requests per model: {counts}"
+    errors = "".join(f"\n  {m}: {e}" for m, p in pollers.items() for e in p.errors[:3])
+    line = f"\n{case}: run {took:.1f} s; failed requests per model: {counts}{errors}"
     print(line)
     return line
 

@@ -18,6 +18,7 @@ from tasks import server_unit
 from testbed import TestHost, op_results, run_pyinfra, write_inventory
 from testbed.mirror import Mirror
 from testbed.proxy import SOURCE_FOR_LOOPBACK, Proxy
+from tests import tiny_models
 from tests.e2e import artifacts
 from tests.e2e.test_provision import assert_serves, changed
 
@@ -99,9 +100,11 @@ def wait_for(what: str, check, timeout: float = 120) -> None:
         time.sleep(0.2)
 
 
-def ready(vm: TestHost) -> bool:
+def ready(vm: TestHost, model: str = "") -> bool:
+    """The server (or that model) answers ready."""
     port = PORTS["triton_http_port"]
-    probe = f"import urllib.request as u; u.urlopen('http://127.0.0.1:{port}/v2/health/ready', timeout=2)"
+    path = f"/v2/models/{model}/ready" if model else "/v2/health/ready"
+    probe = f"import urllib.request as u; u.urlopen('http://127.0.0.1:{port}{path}', timeout=2)"
     return vm.ssh(f'python3 -c "{probe}"', check=False).returncode == 0
 
 
@@ -134,9 +137,9 @@ def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Mirror, Prox
 
 
 @pytest.fixture(scope="module")
-def vm_inv(vm: TestHost, net: tuple[Mirror, Proxy], tmp_path_factory: pytest.TempPathFactory) -> Path:
+def vm_settings(net: tuple[Mirror, Proxy]) -> dict:
+    """The VM's settings: everything through the proxy, passwords in the URLs, a home with a % in it."""
     mirror, proxy = net
-    tmp = tmp_path_factory.mktemp("vm")
     served = artifacts.mirror_settings(mirror)
     settings = {
         **served,
@@ -151,8 +154,14 @@ def vm_inv(vm: TestHost, net: tuple[Mirror, Proxy], tmp_path_factory: pytest.Tem
         "venv_dir": f"{HOME}/venv",
         "hf_token": TOKEN,
     }
+    return settings
+
+
+@pytest.fixture(scope="module")
+def vm_inv(vm: TestHost, vm_settings: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("vm")
     return write_inventory(
-        tmp / "inv.py", [vm], settings, own_ports=True, audit_report_path=str(tmp / "audit.json"), **PORTS
+        tmp / "inv.py", [vm], vm_settings, own_ports=True, audit_report_path=str(tmp / "audit.json"), **PORTS
     )
 
 
@@ -352,6 +361,28 @@ def test_status_names_the_systemd_unit(vm: TestHost, vm_inv: Path, first_run: di
     assert re.search(
         rf"\n  server +running, pid {pid}, up .*, systemd \(tritonserver\.service\), ready, as triton-server", out
     )
+
+
+def test_a_model_added_and_removed_under_systemd_changes_the_running_unit_only_through_its_api(
+    vm: TestHost, vm_inv: Path, vm_settings: dict, first_run: dict, tmp_path: Path
+) -> None:
+    """The unit's server (as the server's user, in its sandbox) loads an added model and unloads it again
+    through the repository API: its main pid never changes, its journal says so."""
+    tiny_models.make("classifier", tmp_path / "clf", seed=1)
+    model = {"name": "clf", "source": f"path:{tmp_path / 'clf'}", "task": "text-classification"}
+    inv = write_inventory(tmp_path / "inv.py", [vm], {**vm_settings, "models": [model]}, own_ports=True, **PORTS)
+    pid = unit_state(vm)[2]
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    assert "models: load clf; the server keeps running" in out and "verified clf:" in out, out[-4000:]
+    assert unit_state(vm)[2] == pid
+    journal = ssh_ok(vm, "journalctl -u tritonserver.service -o cat --no-pager").split("--- start")[-1]
+    assert "successfully loaded 'clf'" in journal, journal[-3000:]
+    res = run_pyinfra(vm_inv, "deploy/provision.py", "-y")  # without it again
+    out = res.stdout + res.stderr
+    assert res.returncode == 0 and "models: unload clf; the server keeps running" in out, out[-4000:]
+    assert unit_state(vm)[2] == pid and not ready(vm, "clf")
 
 
 def test_uninstall_removes_the_unit_and_systemd_forgets_it(vm: TestHost, vm_inv: Path, first_run: dict) -> None:
