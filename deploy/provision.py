@@ -30,6 +30,7 @@ from tasks import (
     apt_packages,
     downloads,
     environment,
+    models,
     network,
     offline,
     preflight,
@@ -181,6 +182,12 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: VenvPlan, artifa
             retention.Kept(layout.repositories, "d", (name_in(serving[layout.models]),), (layout.models,)),
             retention.Kept(layout.wheelhouse_root, "d", (name_in(venv_plan.wheelhouse),)),
             retention.Kept(layout.downloads, "f", tuple(name_in(p) for p in downloads_used)),
+            # each path: model's versions (the one this run serves kept)
+            *(
+                retention.Kept(f"{layout.model_sources}/{m.name}", "d", (name_in(models.path_version(m, layout)),))
+                for m in settings.models
+                if m.kind == "path"
+            ),
         ],
         keep=settings.triton_keep_versions,
         report=f"{layout.run}/pruned.txt",

@@ -27,9 +27,15 @@ TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "models"
 _JINJA = Environment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
 
 
+def path_version(spec: ModelSpec, layout: Layout) -> str:
+    """Where a path: model's files go on the host: a folder per content (`model_sources/NAME/DIGEST`), so a
+    change is written beside what serves, which stays for a rollback (its unchanged files are linked)."""
+    return f"{layout.model_sources}/{spec.name}/{upload.tree_digest(spec.ref)[:16]}"
+
+
 def host_source(spec: ModelSpec, layout: Layout) -> str:
-    """Where the model is on the host: path: models live under the persistent path."""
-    return f"path:{layout.model_sources}/{spec.name}" if spec.kind == "path" else spec.source
+    """Where the model is on the host: path: models live under the persistent path, a folder per content."""
+    return f"path:{path_version(spec, layout)}" if spec.kind == "path" else spec.source
 
 
 def instance_kind(spec: ModelSpec, gpu_ids: list[int]) -> str:
@@ -75,8 +81,6 @@ def repository_files(
             out.update({f"{spec.name}/{rel}": data for rel, data in triton_model.files(Path(spec.ref)).items()})
             continue
         out[f"{spec.name}/config.pbtxt"] = render_config(spec, layout, gpu_ids, (serving or {}).get(spec.name)).encode()
-        if spec.kind == "path":  # its files are uploaded in place: their digest here reloads it when they change
-            out[f"{spec.name}/source.sha256"] = f"{upload.tree_digest(spec.ref)}\n".encode()
         for name in ("model.py", "hf_pipeline.py"):
             out[f"{spec.name}/1/{name}"] = (TEMPLATES / "hf" / name).read_bytes()
     return out
@@ -169,7 +173,12 @@ def sources(
         if spec.kind == "triton":
             continue  # its files go into the model repository as they are
         if spec.kind == "path":
-            upload.directory(spec.ref, f"{layout.model_sources}/{spec.name}", f"Model {spec.name}")
+            upload.directory(
+                spec.ref,
+                path_version(spec, layout),
+                f"Model {spec.name}",
+                seed_from=f"{layout.model_sources}/{spec.name}",
+            )
         else:
             hub_snapshot(
                 name=f"Model {spec.name}: {spec.source} in HF_HOME",

@@ -28,7 +28,10 @@ BROKEN_TRANSFORMERS = "9.9.9"
 class Poller(threading.Thread):
     """Sends one inference to a model over HTTP every 50 ms from this machine and records each outcome,
     so that the seconds during which requests failed can be read afterwards. smoke's answer is checked
-    (UPPER), another model's must hold its outputs."""
+    (UPPER), another model's must hold its outputs. A request fails when it gets an error or no answer
+    within TIMEOUT_S; how long the slowest answer took is kept too (`slowest`)."""
+
+    TIMEOUT_S = 30
 
     def __init__(self, port: int, model: str = "smoke"):
         super().__init__(daemon=True)
@@ -39,21 +42,24 @@ class Poller(threading.Thread):
         ).encode()
         self.results: list[tuple[float, bool]] = []
         self.errors: list[str] = []  # what each failed request got
+        self.slowest = 0.0  # seconds, of the answered requests
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.is_set():
+            sent = time.monotonic()
             try:
                 req = urllib.request.Request(self.url, self.body, {"Content-Type": "application/json"})
-                with urllib.request.urlopen(req, timeout=5) as resp:
+                with urllib.request.urlopen(req, timeout=self.TIMEOUT_S) as resp:
                     out = {o["name"]: o["data"] for o in json.load(resp)["outputs"]}
+                self.slowest = max(self.slowest, time.monotonic() - sent)
                 ok = out.get("UPPER") == ["POLL"] if self.model == "smoke" else bool(out)
                 if not ok:
                     self.errors.append(f"answered {out}")
             except (OSError, ValueError, KeyError) as exc:
                 ok = False
                 body = exc.read().decode(errors="replace")[:300] if isinstance(exc, urllib.error.HTTPError) else ""
-                self.errors.append(f"{type(exc).__name__}: {exc} {body}".strip())
+                self.errors.append(f"at {time.monotonic():.1f}: {type(exc).__name__}: {exc} {body}".strip())
             self.results.append((time.monotonic(), ok))
             self.done.wait(0.05)
 

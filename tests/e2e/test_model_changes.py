@@ -72,6 +72,7 @@ def polled(ctx: dict, models: tuple[str, ...], *args: str) -> tuple[int, str, fl
             pytest.fail(f"no answers before the run: { {m: p.results[-3:] for m, p in pollers.items()} }")
         time.sleep(0.05)
     started = time.monotonic()
+    print(f"\nrun started at {started:.1f}")
     res = run_pyinfra(ctx["inv"], "deploy/provision.py", "-y", *args)
     took = time.monotonic() - started
     time.sleep(0.5)  # the pollers' next round after the run: it must answer as well
@@ -81,7 +82,9 @@ def polled(ctx: dict, models: tuple[str, ...], *args: str) -> tuple[int, str, fl
 
 
 def figures(case: str, took: float, pollers: dict[str, Poller]) -> str:
-    counts = ", ".join(f"{m} {p.failed}/{len(p.results)}" for m, p in pollers.items())
+    counts = ", ".join(
+        f"{m} {p.failed}/{len(p.results)} (slowest answer {p.slowest:.2f} s)" for m, p in pollers.items()
+    )
     errors = "".join(f"\n  {m}: {e}" for m, p in pollers.items() for e in p.errors[:3])
     line = f"\n{case}: run {took:.1f} s; failed requests per model: {counts}{errors}"
     print(line)
@@ -185,7 +188,7 @@ def test_the_repository_api_refuses_a_request_without_the_key(serving: dict) -> 
     host = serving["host"]
     for headers in ({}, {"triton-model-control": "guessed"}):
         status, body = post(host, "/v2/repository/models/clf/unload", headers)
-        assert status == 400 and "This API is restricted, expecting header 'triton-model-control'" in body, body
+        assert status == 403 and "This API is restricted, expecting header 'triton-model-control'" in body, body
     assert ready(host, "clf") == 200  # still loaded
     stat = host.ssh("stat -c '%U:%G %a' /etc/triton-provisioner/model-control.key").stdout.strip()
     assert stat == "root:triton-server 640"

@@ -53,8 +53,8 @@ def handler(stand_in: StandIn) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            if self.headers.get(HEADER) != KEY:  # Triton's words for a restricted API without its header
-                self.answer(400, {"error": f"This API is restricted, expecting header '{HEADER}'"})
+            if self.headers.get(HEADER) != KEY:  # Triton's status and words for a restricted API without its header
+                self.answer(403, {"error": f"This API is restricted, expecting header '{HEADER}'"})
                 return
             parts = self.path.strip("/").split("/")
             if parts == ["v2", "repository", "index"]:

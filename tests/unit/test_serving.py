@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -67,11 +68,16 @@ def test_embedding_config_on_gpus_without_dynamic_batching() -> None:
     assert 'key: "normalize", value: { string_value: "true" }' in text
 
 
-def test_path_models_live_on_the_persistent_path(tmp_path: Path) -> None:
+def test_path_models_live_on_the_persistent_path_a_folder_per_content(tmp_path: Path) -> None:
     s = settings(persist_dir="/persist")
+    (tmp_path / "config.json").write_text("{}")
     m = parse_models([{"name": "local", "source": f"path:{tmp_path}", "task": "text-generation"}])[0][0]
-    assert models.host_source(m, Layout(s)) == "path:/persist/models/local"
+    first = models.host_source(m, Layout(s))
+    assert re.fullmatch(r"path:/persist/models/local/[0-9a-f]{16}", first), first
     assert 'name: "GENERATED"' in models.render_config(m, Layout(s), [])
+    assert first in models.render_config(m, Layout(s), [])  # the config names the version it loads
+    (tmp_path / "config.json").write_text('{"changed": 1}')
+    assert models.host_source(m, Layout(s)) != first  # a change goes beside, the old version stays
 
 
 def test_repository_holds_smoke_and_each_model_with_its_code() -> None:
