@@ -1,11 +1,15 @@
 """Load, reload and unload models through Triton's repository API while the server goes on serving.
 
-    python3 model_control.py BASE_URL KEY_FILE HEADER TIMEOUT_S MODELS_DIR ITEM...
+    python3 model_control.py BASE_URL GRPC_URL KEY_FILE HEADER TIMEOUT_S MODELS_DIR ITEM...
 
 ITEM is load:NAME (load, or reload from the repository as it is now: Triton swaps the new copy in when
 it is ready and keeps the old one serving if it fails), swap:NAME (unload, wait until it is gone, then
 load: for a model whose second copy does not fit in memory) or unload:NAME. Loads run in parallel;
 unloads come last, once every load succeeded. The key (read from KEY_FILE) goes in HEADER.
+
+Loads go over gRPC where GRPC_URL is given (host:port; run with the venv's Python, which has
+tritonclient): a load over HTTP holds one of Triton's HTTP threads for the whole load, and inference
+requests to other models that land on that thread wait as long (seen: 12 s here; Triton issue 8958).
 
 On a failed load prints the model, Triton's error, its cause and fix, and exits 1 (the unloads are then
 not done). Runs on the host (3.8+), as root (it reads the key).
@@ -45,6 +49,24 @@ class Api:
             return exc.code, exc.read().decode(errors="replace")
         except OSError as exc:
             return 0, str(exc)
+
+    def load(self, name: str, grpc_url: str) -> tuple[int, str]:
+        """Load (or reload) a model: (200, "") or (status, Triton's error)."""
+        if not grpc_url:
+            return self.post(f"/v2/repository/models/{name}/load")
+        import tritonclient.grpc as triton_grpc  # the venv's (only there)
+        from tritonclient.utils import InferenceServerException
+
+        client = triton_grpc.InferenceServerClient(grpc_url)
+        try:
+            # over gRPC Triton reads a restricted protocol's key from "triton-grpc-protocol-<header>"
+            key = {f"triton-grpc-protocol-{k.lower()}": v for k, v in self.headers.items() if k != "Content-Type"}
+            client.load_model(name, headers=key, client_timeout=self.timeout)
+            return 200, ""
+        except InferenceServerException as exc:
+            return 400, json.dumps({"error": exc.message() or str(exc)})
+        finally:
+            client.close()
 
     def state(self, name: str) -> str:
         """The model's state in the repository index ("READY", "UNAVAILABLE", "UNLOADING"...; "" unknown)."""
@@ -105,7 +127,7 @@ def touched(models_dir: str, name: str) -> None:
     os.utime(top, follow_symlinks=False)
 
 
-def main(base: str, key_file: str, header: str, timeout: str, models_dir: str, *items: str) -> int:
+def main(base: str, grpc_url: str, key_file: str, header: str, timeout: str, models_dir: str, *items: str) -> int:
     plan = [item.partition(":") for item in items]
     bad = [
         item
@@ -131,7 +153,7 @@ def main(base: str, key_file: str, header: str, timeout: str, models_dir: str, *
     def load(name: str) -> None:
         touched(models_dir, name)
         started = time.monotonic()
-        status, body = api.post(f"/v2/repository/models/{name}/load")
+        status, body = api.load(name, grpc_url)
         took[name] = time.monotonic() - started
         if status != 200:
             failures.append(explained(name, error_of(body) or f"HTTP {status}"))
@@ -145,7 +167,8 @@ def main(base: str, key_file: str, header: str, timeout: str, models_dir: str, *
         print("\n".join(failures), file=sys.stderr)
         return 1
     for name in loads:
-        proof(f"loaded {name} through the repository API ({took[name]:.1f} s), the server kept serving")
+        via = "gRPC" if grpc_url else "HTTP"
+        proof(f"loaded {name} through the repository API over {via} ({took[name]:.1f} s), the server kept serving")
     for verb, _, name in plan:
         if verb == "unload":
             error = unload(api, name, deadline)

@@ -136,19 +136,23 @@ def change(loaded: dict[str, str] | None, wanted: dict[str, str], memory: ModelM
 
 
 def command(
-    base_url: str, key_file: str, run_dir: str, models_dir: str, items: list[str], python: str
+    base_url: str, grpc_url: str, key_file: str, run_dir: str, models_dir: str, items: list[str], launcher: str
 ) -> StringCommand:
-    """The host script that loads, reloads and unloads through the repository API at base_url (as root:
-    it reads the key), or fails naming the model, Triton's error, its cause and fix."""
+    """The host script that loads, reloads and unloads through the repository API at base_url (loads over
+    gRPC at grpc_url: remote/model_control.py says why), run as root (it reads the key) by the venv's
+    Python through the launcher (tritonclient is there); or fails naming the model, Triton's error, its
+    cause and fix."""
     return remote.python(
-        python,
+        "python3",
         "model_control.py",
         base_url,
+        grpc_url,
         key_file,
         MODEL_CONTROL_HEADER,
         str(LOAD_TIMEOUT_S),
         models_dir,
         *items,
+        via=launcher,
         env={"TRITON_PROOF_FILE": f"{run_dir}/proof.txt"},
     )
 

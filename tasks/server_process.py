@@ -203,7 +203,15 @@ def running(
             if not enable:
                 host.noop(f"Triton pid {state['pid']} is ready with this configuration and these models")
             return
-        control = partial(model_control.command, p.base_url, p.key_file, p.run_dir, p.models_dir, python=python)
+        control = partial(
+            model_control.command,
+            p.base_url,
+            f"{p.http_host}:{p.grpc_port}",
+            p.key_file,
+            p.run_dir,
+            p.models_dir,
+            launcher=p.launcher,
+        )
         new = [
             StringCommand(
                 "echo",

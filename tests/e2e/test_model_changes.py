@@ -164,9 +164,9 @@ def test_a_new_venv_reloads_every_model_onto_it_without_a_restart(serving: dict)
     assert server_pid(host) == pid
     assert {m: p.failed for m, p in pollers.items()} == dict.fromkeys(MODELS, 0)
     # every stub now runs the new venv's Python packages
-    stubs = host.ssh("pgrep -f triton_python_backend_stub | wc -l").stdout.strip()
+    stubs = host.ssh("pgrep -f '^[^ ]*/triton_python_backend_stub ' | wc -l").stdout.strip()  # not this shell
     numpy = host.ssh(
-        "for p in $(pgrep -f triton_python_backend_stub); do "
+        "for p in $(pgrep -f '^[^ ]*/triton_python_backend_stub '); do "
         "grep -o '/opt/triton/venv.versions/[^/]*/lib/python3.11/site-packages/numpy' /proc/$p/maps | head -1; done"
     ).stdout.split()
     assert int(stubs) >= 3 and len(numpy) == int(stubs), (stubs, numpy)

@@ -98,7 +98,7 @@ def api(tmp_path: Path) -> Iterator[tuple[str, StandIn, Path]]:
 
 def run(base: str, key: Path, models: Path, *items: str) -> subprocess.CompletedProcess:
     script = remote.source("model_control.py")
-    command = [sys.executable, "-c", script, base, str(key), HEADER, "30", str(models), *items]
+    command = [sys.executable, "-c", script, base, "", str(key), HEADER, "30", str(models), *items]  # loads over HTTP
     return subprocess.run(command, capture_output=True, text=True, timeout=60)
 
 
