@@ -49,14 +49,18 @@ def shell_args(path: str, env: dict[str, str]) -> NetworkArgs:
     return NetworkArgs(_shell_executable=shell(path)) if env else NetworkArgs()
 
 
+def env_sha256(env: dict[str, str]) -> str:
+    """The sha256 of the file that holds env (as env_text writes it)."""
+    return hashlib.sha256(env_text(env).encode()).hexdigest()
+
+
 def fact_args(path: str, env: dict[str, str]) -> NetworkArgs | None:
     """The same for a fact read before the file is written: the shell where the file already holds exactly
     env, nothing where there are no settings, else None (the fact is not asked: it would go without them)."""
     if not env:
         return NetworkArgs()
     current = host.get_fact(FileDigests, [path]).get(path)
-    wanted = hashlib.sha256(env_text(env).encode()).hexdigest()
-    return NetworkArgs(_shell_executable=shell(path)) if current and current["sha256"] == wanted else None
+    return NetworkArgs(_shell_executable=shell(path)) if current and current["sha256"] == env_sha256(env) else None
 
 
 @operation()
@@ -69,8 +73,7 @@ def env_written(path: str, env: dict[str, str]):
             return
         yield StringCommand("rm", "-f", QuoteString(path))
         return
-    text = env_text(env)
-    if current and current["mode"] == ENV_MODE and current["sha256"] == hashlib.sha256(text.encode()).hexdigest():
+    if current and current["mode"] == ENV_MODE and current["sha256"] == env_sha256(env):
         host.noop(f"{path} holds the network settings")
         return
-    yield private_upload.put(path, private_upload.Secret(text), ENV_MODE)  # never shown: passwords
+    yield private_upload.put(path, private_upload.Secret(env_text(env)), ENV_MODE)  # never shown: passwords
