@@ -219,6 +219,8 @@ def running(
                 ">",
                 QuoteString(proof_file),
             ),
+            # the server's pid as the facts found it (under systemd the unit's: it may have restarted it since)
+            StringCommand("echo", str(state["pid"]), ">", QuoteString(f"{p.run_dir}/tritonserver.pid")),
             switch.command(links),
             control(models_change.forward()),
             _ready(p, python, models, systemd, started=False),
