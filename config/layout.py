@@ -43,11 +43,6 @@ class Layout:
         return "/etc/triton-provisioner/model-control.key"
 
     @property
-    def models_loaded(self) -> str:
-        """Each model the server has loaded and the digest of what it loaded (tasks/model_control.py)."""
-        return f"{self.run}/models.loaded"
-
-    @property
     def log_rotate(self) -> str:
         """The log rotation script (remote/log_rotate.py) the watcher beside the server runs."""
         return f"{self.home}/bin/triton-log-rotate"

@@ -23,7 +23,7 @@ from pyinfra.facts.files import File
 
 import remote
 from config.layout import Layout
-from facts.memory import ModelMemoryData
+from facts.memory import ModelMemory, ModelMemoryData
 from tasks import small_files
 from tasks.server_unit import MODEL_CONTROL_HEADER, server_launcher
 
@@ -48,7 +48,7 @@ def digests(repo_files: dict[str, bytes], venv: str) -> dict[str, str]:
 
 
 def loaded_text(model_digests: dict[str, str]) -> str:
-    """The record of what the server loaded (`layout.models_loaded`): a line "DIGEST NAME" per model."""
+    """The record of what the server loaded (`RUN_DIR/models.loaded`): a line "DIGEST NAME" per model."""
     return "".join(f"{digest} {name}\n" for name, digest in sorted(model_digests.items()))
 
 
@@ -133,6 +133,13 @@ def change(loaded: dict[str, str] | None, wanted: dict[str, str], memory: ModelM
         added=tuple(n for n in differ if loaded is not None and n not in have),
         tight=tuple(swaps[n] for n in differ if n in swaps),
     )
+
+
+def planned(loaded: dict[str, str] | None, wanted: dict[str, str], models_dir: str) -> Change:
+    """The change on this host: where there is one, what a second copy of each model needs and what is free
+    (facts.memory) decides which models are unloaded first."""
+    first = change(loaded, wanted)
+    return change(loaded, wanted, host.get_fact(ModelMemory, models_dir)) if first else first
 
 
 def command(

@@ -9,7 +9,6 @@ from pyinfra import host
 from compat.assessment import Decisions
 from config.layout import Layout
 from config.settings import Settings
-from facts.memory import ModelMemory
 from facts.server import ServerState
 from facts.system import InitSystem
 from tasks import model_control, models, network, server_process, server_unit, server_user, switch, venv_plan
@@ -57,9 +56,8 @@ def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_
     if not why:
         repo_files = models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving)
         wanted = model_digests(settings, layout, decisions, repo_files)
-        change = model_control.change(state["models"], wanted)
+        change = model_control.planned(state["models"], wanted, p.models_dir)
         if change:
-            change = model_control.change(state["models"], wanted, host.get_fact(ModelMemory, p.models_dir))
             return f"keeps running (pid {state['pid']}); models: {change.words()}"
         return f"keeps running (pid {state['pid']})"
     return "will start" if why == "not running" else f"will restart (pid {state['pid']}): {why}"

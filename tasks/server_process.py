@@ -12,7 +12,6 @@ from pyinfra.api import OperationError, QuoteString, StringCommand, operation
 import remote
 from config.layout import Layout
 from config.settings import Settings
-from facts.memory import ModelMemory
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState
 from facts.system import InitSystem
@@ -196,9 +195,7 @@ def running(
         enable = systemd and not state["unit_enabled"]
         if enable:
             yield "systemctl enable --quiet tritonserver.service"  # serving as wanted: no restart
-        models_change = model_control.change(state["models"], loaded)
-        if models_change:  # what a second copy of each model needs, and what is free
-            models_change = model_control.change(state["models"], loaded, host.get_fact(ModelMemory, p.models_dir))
+        models_change = model_control.planned(state["models"], loaded, p.models_dir)
         if not models_change:
             if not enable:
                 host.noop(f"Triton pid {state['pid']} is ready with this configuration and these models")
