@@ -69,9 +69,11 @@ def plan(
         state = "cached, sha256 verified" if artifact_cached else f"to download{size} from {mask(a.url)}"
         lines.append(f"  triton   {a.version or '(version from the tarball)'} sha256 {a.sha256[:12]}..., {state}")
     for m in settings.models:
-        pinned = m.kind != "hub" or _is_commit(m.revision)
+        pinned = not (m.kind == "hub" or m.from_hub) or _is_commit(m.revision)
         note = "" if pinned else " (revision not pinned: a branch or tag, it can move)"
         lines.append(f"  model    {m.name}: {m.source}{note}")
+        if m.from_hub:
+            lines.append(f"           fetched by the controller, each file checked: {m.model_folder}")
         if m.kind == "triton":
             lines.append("           as it is: its own config.pbtxt; proven with inputs made from that config")
         elif m.name in d.model_serving:

@@ -5,7 +5,6 @@ on a GPU. The numbers are compat/tables.py's, measured (BENCHMARKS.md, section 8
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from compat import tables as t
 from compat.assessment import Item, blocker, ok
@@ -53,7 +52,7 @@ def check_model_backends(specs: tuple[ModelSpec, ...], triton_source: str) -> li
     for spec in specs:
         if spec.kind != "triton":
             continue
-        config, _ = triton_model.check_dir(spec.name, Path(spec.ref))
+        config, _ = triton_model.check_dir(spec.name, spec.model_folder)
         if config is None:
             continue  # the settings refused it already, naming why
         name = f"model {spec.name}"
@@ -91,14 +90,14 @@ def model_pins(specs: tuple[ModelSpec, ...], pins: dict[str, str]) -> tuple[dict
     for spec in specs:
         if spec.kind != "triton":
             continue
-        wanted, _ = triton_model.requirements(Path(spec.ref))
+        wanted, _ = triton_model.requirements(spec.model_folder)
         for name, version in sorted(wanted.items()):
             have = merged.get(name)
             if have is None:
                 merged[name], owner[name] = version, f"model {spec.name}"
             elif have.split("+")[0] != version.split("+")[0]:
                 setting = PIN_SETTINGS.get(name)
-                fix = f"pin {name}=={have.split('+')[0]} in {spec.ref}/requirements.txt" + (
+                fix = f"pin {name}=={have.split('+')[0]} in {spec.model_folder}/requirements.txt" + (
                     f', or set {setting} = "{version}" if this build takes it' if setting else ""
                 )
                 items.append(

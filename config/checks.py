@@ -208,6 +208,9 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
         else "must be host names or addresses separated by commas, no spaces: localhost,.corp,10.0.0.5"
     ),
     "hf_endpoint": _optional(_url),
+    "hub_folder_cache": lambda v: (
+        None if v and "\0" not in v and "\n" not in v else "must be a directory on the controller"
+    ),
     "hf_token": lambda v: None if "\n" not in v and " " not in v else "must be one token, no spaces or newlines",
 }
 

@@ -4,11 +4,11 @@ template, or Triton model folders users bring), parsed and checked."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from config import triton_model
+from config import hub_folders, triton_model
 
 MODEL_TASKS = ("text-classification", "feature-extraction", "text-generation")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -22,7 +22,9 @@ class ModelSpec:
     (compat/serving.py)."""
 
     name: str
-    source: str  # "hub:<repo id>@<revision>", "path:<directory on the controller>" or "triton:<model folder>"
+    # "hub:<repo id>@<revision>", "path:<directory on the controller>", "triton:<model folder>" or
+    # "triton:hub:<repo id>@<revision>" (a hub repository holding a Triton model folder)
+    source: str
     task: str = "text-classification"
     max_batch_size: int | None = None  # None: from the host (compat/serving.py); 0: no batching
     dynamic_batching: bool = True
@@ -34,6 +36,7 @@ class ModelSpec:
     normalize: bool = False  # feature-extraction: L2-normalise the pooled embedding
     max_length: int = 128  # tokenizer truncation
     max_new_tokens: int = 16  # text-generation
+    folder: str = ""  # triton: where the model folder is on the controller (set by parse_models, not a setting)
 
     @property
     def kind(self) -> str:
@@ -44,19 +47,34 @@ class ModelSpec:
         return self.source.split(":", 1)[1]
 
     @property
+    def from_hub(self) -> bool:
+        """A Triton model folder that a hub repository holds (triton:hub:...)."""
+        return self.kind == "triton" and self.ref.startswith(hub_folders.PREFIX)
+
+    @property
     def repo(self) -> str:
-        return self.ref.split("@", 1)[0]
+        return self._hub_ref.split("@", 1)[0]
 
     @property
     def revision(self) -> str:
-        return self.ref.split("@", 1)[1] if "@" in self.ref else "main"
+        return self._hub_ref.split("@", 1)[1] if "@" in self._hub_ref else "main"
+
+    @property
+    def _hub_ref(self) -> str:
+        return self.ref.removeprefix(hub_folders.PREFIX) if self.from_hub else self.ref
+
+    @property
+    def model_folder(self) -> Path:
+        """A triton: model's folder on the controller (the user's, or the hub fetch's in the cache)."""
+        return Path(self.folder or self.ref)
 
 
-def parse_models(value: Any) -> tuple[tuple[ModelSpec, ...], list[str]]:
-    """The models setting -> specs, and a problem per bad entry (with the fix)."""
+def parse_models(value: Any, hub: hub_folders.HubAccess | None = None) -> tuple[tuple[ModelSpec, ...], list[str]]:
+    """The models setting -> specs, and a problem per bad entry (with the fix). hub: how the controller
+    fetches a triton:hub: model's folder (None: not fetched, nor checked, while other settings are bad)."""
     if not isinstance(value, list | tuple):
         return (), [f"models must be a list of dicts, got {type(value).__name__}"]
-    specs, problems, known = [], [], {f.name: f for f in fields(ModelSpec)}
+    specs, problems, known = [], [], {f.name: f for f in fields(ModelSpec) if f.name != "folder"}
     for i, entry in enumerate(value):
         where = f"models[{i}]"
         if not isinstance(entry, dict):
@@ -80,12 +98,44 @@ def parse_models(value: Any) -> tuple[tuple[ModelSpec, ...], list[str]]:
         if "preferred_batch_sizes" in data and isinstance(data["preferred_batch_sizes"], list):
             data["preferred_batch_sizes"] = tuple(data["preferred_batch_sizes"])
         spec = ModelSpec(**data)
-        problems.extend(f"{where} ({entry.get('name')}): {p}" for p in _check(spec))
+        spec, fetched = _model_folder(spec, hub)
+        if fetched is not None:
+            problems.extend(f"{where} ({entry.get('name')}): {p}" for p in fetched or _check(spec))
         specs.append(spec)
     names = [s.name for s in specs]
     for name in sorted({n for n in names if names.count(n) > 1}):
         problems.append(f"models: the name {name!r} is used twice; each model needs its own")
     return tuple(specs), problems
+
+
+def _model_folder(spec: ModelSpec, hub: hub_folders.HubAccess | None) -> tuple[ModelSpec, list[str] | None]:
+    """A triton: spec with its folder on the controller: the path it names, or (triton:hub:) the folder
+    fetched from the hub into the controller's cache; else the problem (None: not fetched, no hub)."""
+    if not isinstance(spec.source, str) or spec.kind != "triton":
+        return spec, []
+    if not spec.from_hub:
+        return replace(spec, folder=spec.ref), []
+    problems = _hub_ref_problems(spec)
+    if problems:
+        return spec, problems
+    if hub is None:
+        return spec, None
+    path, why = hub_folders.folder(hub, spec.repo, spec.revision, spec.name)
+    return (replace(spec, folder=str(path)), []) if path else (spec, [f"source {spec.source!r}: {why}"])
+
+
+def _hub_ref_problems(spec: ModelSpec) -> list[str]:
+    if not _REPO.match(spec.repo) or ("@" in spec._hub_ref and not _REVISION.match(spec.revision)):
+        return [
+            f"source {spec.source!r}: expected {spec.kind}:{'hub:' if spec.from_hub else ''}<org>/<name>@<revision>"
+        ]
+    if _climbs(spec.repo) or _climbs(spec.revision):
+        # huggingface_hub makes cache paths of both (refs/<revision>, models--<org>--<name>)
+        return [
+            f"source {spec.source!r}: a repo id or revision with '..', '.' or an empty part could name a "
+            "path outside the HF cache; use the revision's commit or branch name"
+        ]
+    return []
 
 
 def _climbs(value: str) -> bool:
@@ -104,22 +154,17 @@ def _check(spec: ModelSpec) -> list[str]:
         or ":" not in spec.source
     ):
         out.append(
-            "source must be 'hub:<repo id>@<revision>', 'path:<directory on the controller>' or "
-            "'triton:<Triton model folder on the controller>'"
+            "source must be 'hub:<repo id>@<revision>', 'path:<directory on the controller>', "
+            "'triton:<Triton model folder on the controller>' or 'triton:hub:<repo id>@<revision>'"
         )
     elif spec.kind == "hub":
-        if not _REPO.match(spec.repo) or ("@" in spec.ref and not _REVISION.match(spec.revision)):
-            out.append(f"source {spec.source!r}: expected hub:<org>/<name>@<revision>")
-        elif _climbs(spec.repo) or _climbs(spec.revision):
-            # huggingface_hub makes cache paths of both (refs/<revision>, models--<org>--<name>)
-            out.append(
-                f"source {spec.source!r}: a repo id or revision with '..', '.' or an empty part could name a "
-                "path outside the HF cache; use the revision's commit or branch name"
-            )
+        out += _hub_ref_problems(spec)
+    elif spec.from_hub:
+        out += triton_model.check_dir(spec.name, spec.model_folder)[1]
     elif not Path(spec.ref).is_absolute() or not Path(spec.ref).is_dir():
         out.append(f"source {spec.source!r}: no such directory on the controller (use an absolute path)")
     elif spec.kind == "triton":
-        out += triton_model.check_dir(spec.name, Path(spec.ref))[1]
+        out += triton_model.check_dir(spec.name, spec.model_folder)[1]
     if spec.task not in MODEL_TASKS:
         out.append(f"task must be one of {', '.join(MODEL_TASKS)}")
     ints = {

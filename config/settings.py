@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 from pyinfra.api.connectors import get_all_connectors
 
 from config.checks import CHECKS, VERSION, coerce
+from config.hub_folders import HubAccess
 from config.models import ModelSpec, parse_models
 from config.secrets import mask
 
@@ -92,6 +93,7 @@ class Settings:
     offline: bool = False
     models: tuple[ModelSpec, ...] = ()
     hf_endpoint: str = ""
+    hub_folder_cache: str = "hub-folders"
     hf_token: str = field(default="", repr=False)  # a secret: never printed, written 0600
 
     @property
@@ -150,8 +152,6 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
     types = {f.name: kinds.get(f.type, str) for f in fields(Settings) if f.name != "models"}
     if "models" in data:
         values["models"] = data["models"]
-    specs, model_problems = parse_models(values.get("models", []))
-    problems.extend(model_problems)
     for key, value in data.items():
         if key in types or key == "models":
             values[key] = value
@@ -169,6 +169,9 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
             shown = "<hidden>" if key in SECRETS else mask(repr(values.get(key)))
             problems.append(f"{key} = {shown}: {err}")
         values[key] = value
+    # a triton:hub: model's folder is fetched once the other settings (the hub's among them) are sound
+    specs, model_problems = parse_models(values.get("models", []), None if problems else _hub_access(values))
+    problems.extend(model_problems)
     if not problems:
         problems.extend(_cross_checks(values))
     if problems:
@@ -180,6 +183,17 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
         )
     values["models"] = specs
     return Settings(**values)
+
+
+def _hub_access(values: dict[str, Any]) -> HubAccess:
+    """How the controller fetches a triton:hub: model's folder: the hosts' hub settings, its own cache."""
+    cache = Path(values["hub_folder_cache"])
+    return HubAccess(
+        endpoint=values["hf_endpoint"],
+        token=values["hf_token"],
+        cache=cache if cache.is_absolute() else DEFAULTS_FILE.parents[1] / cache,
+        offline=values["offline"],
+    )
 
 
 @cache

@@ -182,6 +182,10 @@ provision_records_dir = "provision-records"
 # checked before any change (config.pbtxt parses and sits beside the version folder, the name matches,
 # model.py is there, this build carries its backend) and proven with inputs made from its config. A
 # requirements.txt beside it (exact pins) adds to the venv; a pin against the venv's own is refused.
+# The same from a hub repository that holds a Triton model folder (at its top, or as a folder named as
+# the model): "triton:hub:<repo id>@<revision>". The controller fetches it (hf_endpoint, hf_token; each
+# file checked against the hub's digest) into hub_folder_cache, checks it as above, and serves it as it
+# is; a branch is resolved to its commit at the first fetch (pin the commit to say which).
 # A minimal "smoke" model is always served to prove the stack.
 models = []
 # A HuggingFace token for gated or private models. Never printed; stored 0600 in HF_HOME. "" = the
@@ -189,3 +193,6 @@ models = []
 hf_token = ""
 # The HuggingFace Hub (or a mirror of its API) hub: models come from; "" = https://huggingface.co.
 hf_endpoint = ""
+# Where the controller keeps the Triton model folders it fetched from the hub (triton:hub: models).
+# Relative paths are to this tree.
+hub_folder_cache = "hub-folders"

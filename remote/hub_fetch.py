@@ -1,10 +1,13 @@
 """Download the files a model's task loads from the HuggingFace Hub into the HF cache, verified, and no others.
 
-    python3 hub_fetch.py REPO REVISION MARKER_FILE
+    python3 hub_fetch.py REPO REVISION MARKER_FILE [MODEL_NAME]
 
 Only root-level files: the configuration and tokenizer files (*.json, *.txt, *.model) and one copy
 of the weights: the safetensors files where the repository has them, else the PyTorch ones; never
 the TensorFlow, Flax, ONNX, GGUF or other copies many repositories carry, nor subfolders.
+With MODEL_NAME: the repository holds a Triton model folder (config.pbtxt, version folders), at its
+top or as the folder MODEL_NAME/; every file of that folder is fetched (the controller runs this for a
+`triton:hub:` model, then checks the folder before any host changes).
 
 Nothing the hub (or a mirror standing in for it) sends is trusted as a path: the commit must be 40
 hex digits, a file name one plain name, and each file's cache name is its digest from the hub's file
@@ -36,6 +39,8 @@ COMMIT = re.compile(r"^[0-9a-f]{40}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 PLAIN_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+ -]*$")  # one name: no "/", no leading dot, no "\"
+MODEL_FOLDER_BYTES = 2 << 30  # a Triton model folder is carried in the model repository: no larger
+MODEL_FOLDER_DEPTH = 8
 
 
 class Refused(Exception):
@@ -60,10 +65,37 @@ def lean_files(names):
     return sorted(set(config + weights))
 
 
-def expected(sibling):
-    """(cache name, digest kind, size) of one file of the hub's list, or Refused naming what is wrong."""
+def hidden(name):
+    """A file the hub lists that no model loads: .gitattributes, a folder of dotfiles (not "." or "..":
+    those are refused)."""
+    return any(part.startswith(".") and part not in (".", "..") for part in name.split("/"))
+
+
+def model_folder_files(names, model):
+    """(the folder's prefix in the repository, its files) of a repository holding a Triton model folder:
+    the whole repository where config.pbtxt or a version folder is at its top, else the folder named as
+    the model. A name that is not plain parts (no "..", no "\\", no empty part) is refused, not skipped."""
+    names = [n for n in names if not hidden(n)]
+    for name in names:
+        parts = name.split("/")
+        if len(parts) > MODEL_FOLDER_DEPTH or not all(PLAIN_NAME.match(p) for p in parts):
+            raise Refused(f"the hub names a file {name!r}, which is not a path of plain names")
+    top = any(n == "config.pbtxt" or (n.split("/", 1)[0].isdigit() and "/" in n) for n in names)
+    prefix = "" if top else f"{model}/"
+    files = [n for n in names if n.startswith(prefix)]
+    if not files:
+        raise Refused(
+            f"it holds no Triton model folder: neither config.pbtxt (or a version folder) at its top nor a "
+            f"folder {model}/"
+        )
+    return prefix, sorted(files)
+
+
+def expected(sibling, folder=False):
+    """(cache name, digest kind, size) of one file of the hub's list, or Refused naming what is wrong.
+    folder: a path of plain names (already checked) rather than one name."""
     name = sibling.get("rfilename", "")
-    if not PLAIN_NAME.match(name) or name in (".", ".."):
+    if not folder and (not PLAIN_NAME.match(name) or name in (".", "..")):
         raise Refused(f"the hub names a file {name!r}, which is not a plain file name")
     lfs = sibling.get("lfs") or {}
     size = lfs.get("size", sibling.get("size"))
@@ -162,8 +194,9 @@ def write_text(path, text):
     os.replace(tmp, path)
 
 
-def fetch(repo, revision, endpoint, token, cache):
-    """Fetch repo@revision's lean files into cache; returns (commit, {file: "kind:digest"}, bytes, skipped)."""
+def fetch(repo, revision, endpoint, token, cache, model=None):
+    """Fetch repo@revision's lean files (with model: its Triton model folder's files) into cache; returns
+    (commit, snapshot, {file: "kind:digest"}, bytes, skipped, the model folder's prefix)."""
     if not REPO.match(repo) or ".." in repo.split("/"):
         raise Refused(f"{repo!r} is not a repository id (org/name)")
     if not revision or revision.startswith("/") or ".." in revision.split("/") or "\\" in revision:
@@ -174,22 +207,33 @@ def fetch(repo, revision, endpoint, token, cache):
     if not COMMIT.match(commit):
         raise Refused(f"the hub gives {repo}@{revision} a commit that is not 40 hex digits: {commit[:80]!r}")
     siblings = [s for s in info.get("siblings") or [] if isinstance(s, dict)]
-    files = lean_files([str(s.get("rfilename", "")) for s in siblings])
-    if not any(f.endswith((".safetensors", ".bin")) for f in files):
-        raise Refused(f"{repo}@{revision} has no safetensors or PyTorch weights at its top level")
-    wanted = {f: expected(s) for s in siblings for f in files if s.get("rfilename") == f}
+    names = [str(s.get("rfilename", "")) for s in siblings]
+    prefix = ""
+    if model:
+        prefix, files = model_folder_files(names, model)
+    else:
+        files = lean_files(names)
+        if not any(f.endswith((".safetensors", ".bin")) for f in files):
+            raise Refused(f"{repo}@{revision} has no safetensors or PyTorch weights at its top level")
+    wanted = {f: expected(s, folder=bool(model)) for s in siblings for f in files if s.get("rfilename") == f}
     folder = os.path.join(cache, "models--" + repo.replace("/", "--"))
     blobs, snapshot = os.path.join(folder, "blobs"), os.path.join(folder, "snapshots", commit)
     os.makedirs(blobs, exist_ok=True)
     os.makedirs(snapshot, exist_ok=True)
     total = sum(size for _, _, size in wanted.values())
+    if model and total > MODEL_FOLDER_BYTES:
+        raise Refused(
+            f"its model folder holds {total >> 20} MiB: more than {MODEL_FOLDER_BYTES >> 20} MiB is not carried"
+        )
     progress, done = Progress(f"hub {repo}", total), 0
     for name, (digest, kind, size) in sorted(wanted.items()):
         blob = os.path.join(blobs, digest)
         if not (os.path.isfile(blob) and not os.path.islink(blob) and os.path.getsize(blob) == size):
             url = f"{endpoint}/{repo}/resolve/{commit}/{urllib.parse.quote(name)}"
             download(url, token, blob, kind, size, progress, done)
-        link(f"../../blobs/{digest}", os.path.join(snapshot, name))
+        dest = os.path.join(snapshot, name)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        link(os.path.relpath(blob, os.path.dirname(dest)), dest)
         done += size
         progress.update(done)
     progress.finished(done)
@@ -198,16 +242,16 @@ def fetch(repo, revision, endpoint, token, cache):
         os.makedirs(os.path.dirname(ref), exist_ok=True)
         write_text(ref, commit)
     digests = {name: f"{kind}:{digest}" for name, (digest, kind, _) in wanted.items()}
-    return commit, snapshot, digests, total, len(siblings) - len(files)
+    return commit, snapshot, digests, total, len(siblings) - len(files), prefix
 
 
-def main(repo, revision, marker_file):
+def main(repo, revision, marker_file, model=None):
     endpoint = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
     home = os.environ.get("HF_HOME") or os.path.expanduser("~/.cache/huggingface")
     cache = os.environ.get("HF_HUB_CACHE") or os.path.join(home, "hub")
     token = os.environ.get("HF_TOKEN", "").strip()
     try:
-        commit, snapshot, digests, size, skipped = fetch(repo, revision, endpoint, token, cache)
+        commit, snapshot, digests, size, skipped, prefix = fetch(repo, revision, endpoint, token, cache, model)
     except Refused as exc:
         print(
             f"hub: {repo}@{revision} refused: {masked(str(exc))}. Nothing unverified entered the cache.",
@@ -222,6 +266,8 @@ def main(repo, revision, marker_file):
         )
         return 1
     record = {"repo": repo, "revision": revision, "commit": commit, "files": sorted(digests), "path": snapshot}
+    if model:
+        record["folder"] = os.path.join(snapshot, prefix)
     with open(marker_file, "w") as f:
         json.dump({**record, "digests": digests}, f)
     print(
@@ -233,4 +279,4 @@ def main(repo, revision, marker_file):
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:4]))
+    sys.exit(main(*sys.argv[1:5]))

@@ -78,7 +78,7 @@ def repository_files(
     }
     for spec in specs:
         if spec.kind == "triton":  # a model folder the user brings: its files as they are
-            out.update({f"{spec.name}/{rel}": data for rel, data in triton_model.files(Path(spec.ref)).items()})
+            out.update({f"{spec.name}/{rel}": data for rel, data in triton_model.files(spec.model_folder).items()})
             continue
         out[f"{spec.name}/config.pbtxt"] = render_config(spec, layout, gpu_ids, (serving or {}).get(spec.name)).encode()
         for name in ("model.py", "hf_pipeline.py"):
@@ -112,9 +112,11 @@ def verify_spec(
 
 
 def _triton_verify(spec: ModelSpec) -> dict:
-    config, _ = triton_model.check_dir(spec.name, Path(spec.ref))
+    config, _ = triton_model.check_dir(spec.name, spec.model_folder)
     if config is None:
-        raise ValueError(f"model {spec.name}: {spec.ref} is not a Triton model folder")  # the settings refused it
+        raise ValueError(
+            f"model {spec.name}: {spec.model_folder} is not a Triton model folder"
+        )  # the settings refused it
     return {
         "name": spec.name,
         "task": "triton",

@@ -21,6 +21,7 @@ import tritonclient.grpc as tgrpc
 import tritonclient.http as thttp
 
 import remote
+from config import triton_model
 from testbed import TestHost, host_index, op_results, run_pyinfra, triton_ports, write_inventory
 from tests import tiny_models
 
@@ -108,6 +109,15 @@ def in_process(host: TestHost, model: str, task: str, source: str, normalize: bo
     args = " ".join(shlex.quote(a) for a in [model, task, source, "1" if normalize else "0", json.dumps(TEXTS)])
     out = host.ssh(f"/opt/triton/bin/triton-env python3 -c {shlex.quote(IN_PROCESS)} {args} 2>/dev/null").stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def infer_json(port: int, model: str, texts: list[str]) -> dict[str, dict]:
+    """The model called as the seeds call it: HTTP and JSON, a batch of texts; its outputs by name."""
+    payload = {"inputs": [{"name": "TEXT", "shape": [len(texts), 1], "datatype": "BYTES", "data": texts}]}
+    url = f"http://127.0.0.1:{port}/v2/models/{model}/infer"
+    request = urllib.request.Request(url, json.dumps(payload).encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as resp:
+        return {o["name"]: o for o in json.load(resp)["outputs"]}
 
 
 def server_pid(host: TestHost) -> int:
@@ -478,13 +488,15 @@ ONNX_CONFIG = (
 
 
 def test_a_model_folder_written_as_the_seeds_describe_is_served_as_it_is(
-    served_host: dict, models_dir: Path, tmp_path: Path
+    served_host: dict, models_dir: Path, tmp_path: Path, hub
 ) -> None:
     """`triton:<folder>`: the seeds' text_classifier (its one-line config.pbtxt, its model.py) served as it
     is, proven with inputs made from its config, and called as the seeds call it (HTTP JSON, a batch of 3).
-    Its requirements.txt adds a pin to the venv (a new venv, made beside the old). The seeds' common mistake
-    (config.pbtxt in the version folder), a pin that conflicts with the venv's and a model for a backend
-    this build lacks are refused before any change: the server keeps running as it was."""
+    Its requirements.txt adds a pin to the venv (a new venv, made beside the old). Then the same folder from
+    a hub repository (`triton:hub:`, a folder named as the model, its model.py changed): fetched by the
+    controller, reloaded into the running server, proven. The seeds' common mistake (config.pbtxt in the
+    version folder), a pin that conflicts with the venv's and a model for a backend this build lacks are
+    refused before any change: the server keeps running as it was."""
     host = served_host["host"]
     folder = tmp_path / "seed" / "text_classifier"
     (folder / "1").mkdir(parents=True)
@@ -509,19 +521,31 @@ def test_a_model_folder_written_as_the_seeds_describe_is_served_as_it_is(
         "LABEL[1, 1], SCORE[1, 1]"
     ) in out
     port = triton_ports(host_index(host.name))["triton_http_port"]
-    payload = {
-        "inputs": [
-            {"name": "TEXT", "shape": [3, 1], "datatype": "BYTES", "data": ["Good movie", "Bad movie", "Just okay"]}
-        ]
-    }
-    url = f"http://127.0.0.1:{port}/v2/models/text_classifier/infer"
-    request = urllib.request.Request(url, json.dumps(payload).encode(), {"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=60) as resp:  # as the seeds call it: HTTP and JSON
-        answer = json.load(resp)
-    outputs = {o["name"]: o for o in answer["outputs"]}
+    outputs = infer_json(port, "text_classifier", ["Good movie", "Bad movie", "Just okay"])
     assert outputs["LABEL"]["shape"] == [3, 1] and set(outputs["LABEL"]["data"]) <= {"POSITIVE", "NEGATIVE"}
     assert outputs["SCORE"]["shape"] == [3, 1] and all(0 < s <= 1 for s in outputs["SCORE"]["data"])
     pid = server_pid(host)
+
+    repo = tmp_path / "hub-repo"
+    shutil.copytree(folder, repo / "text_classifier")
+    (repo / "README.md").write_text("# the seeds' classifier as a Triton model folder\n")
+    changed = SEED_MODEL_PY + "\n# from the hub\n"
+    (repo / "text_classifier" / "1" / "model.py").write_text(changed)
+    hub.add("seeds/text-classifier", repo)
+    from_hub = {"name": "text_classifier", "source": "triton:hub:seeds/text-classifier@main"}
+    cache = {"hub_folder_cache": str(tmp_path / "hub-folders")}
+    data = {**_data(served_host), **cache, "models": [*models_setting(models_dir), from_hub]}
+    inv = write_inventory(served_host["dir"] / "inv-seed-hub.py", [host], data, own_ports=True)
+    res = run_pyinfra(inv, "deploy/serve.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    assert "verified text_classifier: inputs made from its config.pbtxt" in out
+    assert {r.file for r in hub.fetched("seeds/text-classifier")} == {
+        f"text_classifier/{rel}" for rel in triton_model.files(folder)
+    }  # the controller fetched the model folder, and nothing else of the repository
+    assert host.ssh("cat /opt/triton/models/text_classifier/1/model.py").stdout == changed
+    assert server_pid(host) == pid  # reloaded into the running server
+    assert set(outputs) <= set(infer_json(port, "text_classifier", ["Good movie"]))
 
     mistake = tmp_path / "mistake" / "text_classifier"
     shutil.copytree(folder, mistake)
