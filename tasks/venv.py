@@ -28,6 +28,8 @@ from tasks.venv_plan import SNAPSHOT_SUFFIXES, VenvPlan, pip_requirement
 INSTALL_MARKER = ".pip-install-incomplete"
 # Seconds a pip command waits for another pip on the same venv (torch alone takes minutes on a slow disk).
 PIP_LOCK_TIMEOUT_S = 900
+# The parts a lock's files (but torch's) are downloaded in, at once: pip fetches one file at a time.
+DOWNLOAD_PARTS = 3
 
 
 def _usable(venv: VenvData | None, python_minor: str) -> bool:
@@ -155,12 +157,15 @@ def _pip_config(sources: list[str]) -> str:
     return text + (f"find-links = {' '.join(links)}\n" if links else "")
 
 
-def _pip_download(plan: VenvPlan, sources: list[str], *what: str, conf: str = "", dest: str = "") -> StringCommand:
+def _pip_download(
+    plan: VenvPlan, sources: list[str], *what: str, conf: str = "", dest: str = "", locked: bool = True
+) -> StringCommand:
     """pip download into the wheelhouse; with conf, the sources are in that pip configuration file (a
-    URL with a password there, never on the command line)."""
+    URL with a password there, never on the command line). locked: under the venv's pip lock (else
+    the caller holds it)."""
     where = ["env", QuoteString(f"PIP_CONFIG_FILE={conf}")] if conf else []
     return StringCommand(
-        *pip_locked(plan.venv_dir),
+        *(pip_locked(plan.venv_dir) if locked else []),
         *where,
         QuoteString(f"{plan.venv_dir}/bin/pip"),
         "download",
@@ -177,10 +182,36 @@ def _pip_download(plan: VenvPlan, sources: list[str], *what: str, conf: str = ""
     )
 
 
-def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]]):
-    """Each (name, sources, requirements) download; where a source URL holds a password, its sources go
-    to the host in a root-only pip configuration file (private_upload), removed once pip is done. The
-    step named "uv" downloads into the wheelhouse's tools/ folder (not part of the venv's lock)."""
+def pip_at_once(venv_dir: str, commands: list[StringCommand], remove: list[str]) -> StringCommand:
+    """The commands run at once under the venv's pip lock (pip fetches one file at a time: a lock's
+    files are known, so its parts need not wait for each other), each waited for; the status is the
+    last failure's, 0 where none failed. The files in remove (pip configurations holding passwords)
+    are removed once all are done."""
+    group: list = []
+    for command in commands:
+        group += [command, "&", 'pids="$pids $!";']
+    group += ["rc=0;", "for", "pid", "in", "$pids;", "do", 'wait "$pid"', "||", "rc=$?;", "done;"]
+    group += [*(["rm", "-f", *(QuoteString(c) for c in remove), ";"] if remove else []), "exit", "$rc"]
+    return StringCommand(*pip_locked(venv_dir), "sh", "-c", QuoteString(StringCommand(*group)))
+
+
+def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]], at_once: bool = False):
+    """Each (name, sources, requirements) download, one after the other or (at_once) all at once; where
+    a source URL holds a password, its sources go to the host in a root-only pip configuration file
+    (private_upload), removed once pip is done. A step named "uv" downloads into the wheelhouse's
+    tools/ folder (not part of the venv's lock)."""
+    if at_once and len(steps) > 1:
+        commands, confs = [], []
+        for name, sources, what in steps:
+            dest = f"{plan.wheelhouse}/tools" if name == "uv" else ""
+            conf = f"{plan.wheelhouse}/.pip-{name}.conf" if any(has_credentials(v) for v in sources[1::2]) else ""
+            if conf:
+                yield private_upload.upload(conf, _pip_config(sources))
+                confs.append(conf)
+            commands.append(_pip_download(plan, sources, *what, conf=conf, dest=dest, locked=False))
+        label = f"wheels ({', '.join(name for name, _, _ in steps)})"
+        yield remote.watched(label, pip_at_once(plan.venv_dir, commands, confs))  # progress shown
+        return
     for name, sources, what in steps:
         dest = f"{plan.wheelhouse}/tools" if name == "uv" else ""
         if any(has_credentials(v) for v in sources[1::2]):
@@ -265,14 +296,31 @@ def wheelhouse_filled(plan: VenvPlan):
     marker = f"{plan.wheelhouse}/.complete"
     yield StringCommand("mkdir", "-p", QuoteString(plan.wheelhouse), "&&", "rm", "-f", QuoteString(marker))
     torch = plan.requirements.get("torch")
+    uv_step = None
+    if plan.installer == "uv":  # the installer's own wheel, pinned by hash, beside (not in) the venv's lock
+        uv_req = f"{plan.wheelhouse}/tools/uv.requirements"
+        yield StringCommand("mkdir", "-p", QuoteString(f"{plan.wheelhouse}/tools"))
+        yield private_upload.put(uv_req, plan.uv_requirement.encode(), "644")
+        only = ["--no-deps", "--only-binary", ":all:", "--require-hashes", "-r", QuoteString(uv_req)]
+        uv_step = ("uv", _index_sources(plan), only)
     if plan.lock:
+        # every file is known: torch, the rest in parts, and uv, downloaded at once
         lock = plan.lock_file
+        rest = [line for line in plan.lock.splitlines() if line.strip() and not line.startswith("torch==")]
+        parts = max(1, min(DOWNLOAD_PARTS, len(rest)))
         yield private_upload.put(lock, plan.lock.encode(), "644")
-        yield remote.shell("lock_split.sh", lock)  # requirements.lock -> torch.lock, rest.lock
+        yield remote.shell("lock_split.sh", lock, str(parts))  # requirements.lock -> .torch, .rest.0 ...
         exactly = ["--no-deps", "--require-hashes", "-r"]
         steps = [("torch", _torch_sources(plan), [*exactly, QuoteString(f"{lock}.torch")])] if torch else []
-        steps.append(("index", _index_sources(plan), [*exactly, QuoteString(f"{lock}.rest")]))
-        yield from _downloads(plan, steps)
+        steps += [
+            (
+                f"index{part + 1}" if parts > 1 else "index",
+                _index_sources(plan),
+                [*exactly, QuoteString(f"{lock}.rest.{part}")],
+            )
+            for part in range(parts)
+        ]
+        yield from _downloads(plan, [*steps, *([uv_step] if uv_step else [])], at_once=True)
     else:
         steps = []
         if torch:
@@ -281,14 +329,8 @@ def wheelhouse_filled(plan: VenvPlan):
         # version, which PyPI never has) resolves only to the wheel just fetched into the wheelhouse.
         pins = [QuoteString(pip_requirement(k, v)) for k, v in plan.requirements.items()]
         steps.append(("index", [*_index_sources(plan), "--find-links", plan.wheelhouse], pins))
-        yield from _downloads(plan, steps)
+        yield from _downloads(plan, [*steps, *([uv_step] if uv_step else [])])
         yield remote.python("python3", "wheel_lock.py", plan.wheelhouse)
-    if plan.installer == "uv":  # the installer's own wheel, pinned by hash, beside (not in) the venv's lock
-        uv_req = f"{plan.wheelhouse}/tools/uv.requirements"
-        yield StringCommand("mkdir", "-p", QuoteString(f"{plan.wheelhouse}/tools"))
-        yield private_upload.put(uv_req, plan.uv_requirement.encode(), "644")
-        only = ["--no-deps", "--only-binary", ":all:", "--require-hashes", "-r", QuoteString(uv_req)]
-        yield from _downloads(plan, [("uv", _index_sources(plan), only)])
     yield StringCommand("touch", QuoteString(marker))
     if plan.lock_store and not plan.lock:
         yield private_upload.read(plan.lock_file, partial(_save_lock, local_path=plan.lock_store, plan=plan))

@@ -334,6 +334,17 @@ def test_the_lock_is_split_into_torch_and_the_rest(tmp_path: Path) -> None:
     assert Path(f"{lock}.rest").read_text() == "numpy==1.26.4 --hash=sha256:aa\ntorchvision==1 --hash=sha256:cc\n"
 
 
+def test_the_rest_of_the_lock_is_split_into_parts_downloaded_at_once_a_line_each_in_turn(tmp_path: Path) -> None:
+    lock = tmp_path / "requirements.lock"
+    rest = [f"p{i}==1 --hash=sha256:{i:02x}\n" for i in range(7)]
+    lock.write_text("".join(rest[:3]) + "torch==2.13.0+cpu --hash=sha256:bb\n" + "".join(rest[3:]))
+    assert sh("lock_split.sh", str(lock), "3").returncode == 0
+    parts = [Path(f"{lock}.rest.{i}").read_text() for i in range(3)]
+    assert parts == ["".join(rest[2::3]), "".join(rest[0::3]), "".join(rest[1::3])]
+    assert Path(f"{lock}.torch").read_text() == "torch==2.13.0+cpu --hash=sha256:bb\n"
+    assert not Path(f"{lock}.rest.3").exists()
+
+
 # --- triton_install.sh (TritonInstall's probe): what an install holds, a writable file named
 
 

@@ -43,3 +43,37 @@ def test_the_installer_refuses_an_altered_uv_wheel_and_installs_with_pip(tmp_pat
     digest = hashlib.sha256(whl.read_bytes()).hexdigest()
     res = _sh("venv_install.sh", str(venv), str(wheelhouse), str(lock), "", str(tools), "0.13.9", digest)
     assert res.returncode == 0 and "planted" in res.stdout
+
+
+PART = """
+touch "$1.started"
+for _ in $(seq 200); do  # until every part has started: they run at once, or this one gives up
+    [ -e a.started ] && [ -e b.started ] && [ -e c.started ] && exit "$2"
+    sleep 0.05
+done
+echo "$1 waited alone" >> alone
+exit 9
+"""
+
+
+@pytest.mark.parametrize("statuses", [("0", "0", "0"), ("0", "3", "0")])
+def test_a_locks_parts_download_at_once_and_a_failed_part_fails_the_download(tmp_path: Path, statuses) -> None:
+    """tasks/venv.pip_at_once run for real: its parts (here stand-ins for pip that each wait until all
+    have started) run at once under the venv's lock; a part that fails fails the whole; the pip
+    configurations holding passwords are removed either way."""
+    from pyinfra.api import StringCommand
+
+    from tasks.venv import pip_at_once
+
+    (tmp_path / "part.sh").write_text(PART)
+    conf = tmp_path / ".pip-index1.conf"
+    conf.write_text("[global]\nindex-url = https://ops:s3cret@wheels.example/simple/\n")
+    parts = [
+        StringCommand("sh", str(tmp_path / "part.sh"), name, status)
+        for name, status in zip("abc", statuses, strict=True)
+    ]
+    command = pip_at_once(str(tmp_path / "venvs" / "venv"), parts, [str(conf)]).get_raw_value()
+    res = subprocess.run(["sh", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert res.returncode == max(int(s) for s in statuses), res.stderr
+    assert not (tmp_path / "alone").exists()
+    assert not conf.exists() and (tmp_path / "venvs" / "venv.lock").exists()
