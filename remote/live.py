@@ -3,9 +3,10 @@
     python3 live.py LABEL COMMAND [ARG...]
 
 For pip downloads: the command gets a private TMPDIR, where pip writes what it downloads; every few
-seconds a line gives the bytes written there, the rate, and the file pip is downloading with its size
-and time left (from pip's own "Downloading NAME (SIZE)" line). The command's output is kept and
-shown only if it fails, with its exit status (a quiet success: the closing line says what moved).
+seconds a line gives the bytes written there, the rate, and the file being written with its size and
+time left (from pip's own "Downloading NAME (SIZE)" lines: several pips may run at once). The
+command's output is kept and shown only if it fails, with its exit status (a quiet success: the closing
+line says what moved).
 """
 
 import os
@@ -42,7 +43,7 @@ def tree_bytes(top):
 def main(label, command, every=EVERY):
     tmp = tempfile.mkdtemp(prefix="triton-live-")
     lines = []
-    current = {}
+    announced = {}  # every file a pip said it downloads -> its size (pips may run at once: tasks/venv.py)
     env = dict(os.environ, TMPDIR=tmp)
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
 
@@ -53,7 +54,7 @@ def main(label, command, every=EVERY):
             m = DOWNLOADING.search(line)
             if m:
                 name = m[1].rsplit("/", 1)[-1].replace("%2B", "+")
-                current.update(name=name, size=int(float(m[2]) * UNITS[m[3]]) if m[2] else 0)
+                announced[name] = int(float(m[2]) * UNITS[m[3]]) if m[2] else 0
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
@@ -65,8 +66,8 @@ def main(label, command, every=EVERY):
             done, newest, newest_size = tree_bytes(tmp)
             most = max(most, done)
             what = ""
-            if current.get("name") and newest == current["name"]:  # the file pip said it is downloading
-                size, rate = current["size"], progress.rate(most, time.monotonic())
+            if newest in announced:  # the file being written is one a pip said it is downloading
+                size, rate = announced[newest], progress.rate(most, time.monotonic())
                 left = f", {eta((size - newest_size) / rate)} left" if size and rate and size > newest_size else ""
                 what = f"{newest} {mib(newest_size)}" + (f" of {mib(size)}" if size else "") + f"{left}; in all"
             progress.update(most, what)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -43,6 +44,20 @@ def test_a_long_download_says_the_file_its_size_rate_and_time_left(capsys) -> No
     assert any(" s left;" in line for line in steps), err
     assert re.fullmatch(r"wheels \(torch\): 3\.8 MiB in [\d.]+ s \([\d.]+ MiB/s\)", err[-1]), err
     assert not any("Collecting" in line for line in err)  # a success stays quiet but for its progress
+
+
+def test_downloads_at_once_name_the_file_being_written_though_another_pip_spoke_last(capsys) -> None:
+    """Two pips at once (tasks/venv.pip_at_once): the big file is named with its size while a small one
+    announced after it comes and goes."""
+    small = (
+        "import time; time.sleep(0.1); print('Downloading http://127.0.0.1:1/wheels/small-1-py3-none-any.whl (1 kB)')"
+    )
+    python = shlex.quote(sys.executable)
+    both = f"{python} -c {shlex.quote(PIP_LIKE)} 0 & {python} -c {shlex.quote(small)}; wait"
+    assert live.main("wheels (torch, index1)", ["sh", "-c", both], every=0.15) == 0
+    err = capsys.readouterr().err.splitlines()
+    named = [line for line in err if "big-1.0+cpu-py3-none-any.whl" in line and "of 4.0 MiB" in line]
+    assert len(named) >= 3, err
 
 
 def test_a_failed_command_shows_its_output_and_exit_status(capsys) -> None:
