@@ -3,7 +3,6 @@ the tarball source, refusal on a blocker, and two hosts at once."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -88,27 +87,6 @@ def test_cold_provision_serves_and_a_second_run_changes_nothing(host: TestHost, 
     assert "== audit of tb1: all OK" in res.stdout
 
 
-def test_reset_reprovisions_from_the_persistent_caches(host: TestHost, inv: Path, mirror) -> None:
-    """Runs after the cold test: the fixture reset the host, /persist kept its caches."""
-    cache = "find /persist/pip-cache /persist/apt -type f | sort | xargs -r md5sum"
-    if host.ssh("test -f /persist/apt/update-stamp", check=False).returncode != 0:
-        provision(inv)  # run alone: fill the caches first
-        host.reset()
-    before = host.ssh(cache).stdout
-    log_len = len(mirror.requests())
-    _, results = provision(inv)
-    assert_serves(host)
-    assert mirror.requests()[log_len:] == []  # no artifact fetched from the mirror
-    assert results["Triton artifact in the cache"]["no_change"] == 1
-    assert results["Wheels in the persistent wheelhouse"]["no_change"] == 1  # pip ran with --no-index
-    assert host.ssh(cache).stdout == before  # apt and pip fetched nothing new
-    # the reset wiped the venv: it is unpacked from the snapshot the cold run kept, pip does not run
-    assert results["venv"]["success"] == 1
-    assert results["venv packages"]["no_change"] == 1
-    assert results["venv snapshot on the persistent path"]["no_change"] == 1
-    assert "torch" in host.ssh("/opt/triton/venv/bin/pip list --format=freeze").stdout
-
-
 def test_wrong_sha256_is_an_error_and_the_old_install_still_serves(
     host: TestHost, inv: Path, mirror, tmp_path: Path
 ) -> None:
@@ -159,21 +137,11 @@ def test_tarball_source_serves_like_pytriton(host: TestHost, inv: Path, mirror) 
     assert changed(again) == {}
 
 
-def test_two_hosts_in_one_run(two_hosts: list[TestHost], served: dict, tmp_path: Path) -> None:
-    inv = write_inventory(tmp_path / "inv.py", two_hosts, served, own_ports=True)
-    _, results = provision(inv)
-    assert results["Triton server running, ready and proven"]["hosts"] == 2
-    for h in two_hosts:
-        assert_serves(h)
-    report = json.dumps(results)
-    assert '"error": 1' not in report and '"error": 2' not in report
-
-
 def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
     two_hosts: list[TestHost], served: dict, tmp_path: Path
 ) -> None:
-    """Three hosts, one refused by the rules (a GPU variant asked on a host without a GPU): the
-    other two are provisioned and serving, the run fails, and the summary names every host."""
+    """Three hosts in one run, one refused by the rules (a GPU variant asked on a host without a GPU):
+    the other two are provisioned at once and serving, the run fails, and the summary names every host."""
     bad = TestHost(testbed.up(1, prefix="fleet")[0])
     try:
         inv = write_inventory(tmp_path / "inv.py", two_hosts, served, own_ports=True)
@@ -184,6 +152,8 @@ def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
         res = run_pyinfra(inv, "deploy/provision.py", "-y")
         out = res.stdout + res.stderr
         assert res.returncode != 0
+        results = op_results(out)
+        assert results["Triton server running, ready and proven"]["hosts"] == 2  # one run, both hosts
         for h in two_hosts:
             assert_serves(h)
         summary = out[out.index("--> Summary:") :]
@@ -248,7 +218,8 @@ def test_slow_downloads_show_their_progress_while_they_run(
     host: TestHost, served: dict, mirror, tmp_path: Path
 ) -> None:
     """A mirror at 12 MB/s: the Triton artifact (55 MB) and the torch wheel (192 MB) say how far they
-    are (bytes of total, rate, time left) every few seconds in a run's normal output, while they run."""
+    are (bytes of total, rate, time left) every few seconds in a run's normal output, while they run.
+    These sources have no lock on the controller yet: the wheels come one step after the other."""
     host.ssh("rm -rf /persist/downloads /persist/wheels /persist/pip-cache /persist/venv-snapshots")
     rate = 12_000_000
     slow = {
@@ -279,10 +250,29 @@ def test_slow_downloads_show_their_progress_while_they_run(
 def test_offline_reprovisions_a_reset_host_with_the_network_cut(
     host: TestHost, served: dict, mirror, tmp_path: Path
 ) -> None:
-    """offline = True after a reset, every proxy dead and the mirror refusing everyone: apt (its lists
-    stale, so an online run would update them), Triton, the venv and the server all come from the
-    caches on /persist; nothing is asked of the network."""
-    provision(write_inventory(tmp_path / "online.py", [host], served, own_ports=True))  # fills the caches
+    """A reset host (its /persist kept) re-provisions from the caches: nothing fetched, pip never runs
+    (the venv is unpacked from its snapshot). Then offline = True after another reset, every proxy dead
+    and the mirror refusing everyone: apt (its lists stale, so an online run would update them), Triton,
+    the venv and the server all come from the caches on /persist; nothing is asked of the network."""
+    online = write_inventory(tmp_path / "online.py", [host], served, own_ports=True)
+    if host.ssh("test -f /persist/apt/update-stamp", check=False).returncode != 0:
+        provision(online)  # run alone: fill the caches first
+        host.reset()
+    cache = "find /persist/pip-cache /persist/apt -type f | sort | xargs -r md5sum"
+    before = host.ssh(cache).stdout
+    log_len = len(mirror.requests())
+    _, results = provision(online)
+    assert_serves(host)
+    assert mirror.requests()[log_len:] == []  # no artifact fetched from the mirror
+    assert results["Triton artifact in the cache"]["no_change"] == 1
+    assert results["Wheels in the persistent wheelhouse"]["no_change"] == 1  # pip ran with --no-index
+    assert host.ssh(cache).stdout == before  # apt and pip fetched nothing new
+    # the reset wiped the venv: it is unpacked from the snapshot the cold run kept, pip does not run
+    assert results["venv"]["success"] == 1
+    assert results["venv packages"]["no_change"] == 1
+    assert results["venv snapshot on the persistent path"]["no_change"] == 1
+    assert "torch" in host.ssh("/opt/triton/venv/bin/pip list --format=freeze").stdout
+
     host.reset()
     host.ssh("touch -d '3 days ago' /persist/apt/update-stamp")
     dead = "http://127.0.0.1:9"  # nothing listens there: any download through a proxy fails
