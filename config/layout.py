@@ -170,6 +170,12 @@ class Layout:
         return f"{self.hf_home}/hub"
 
     @property
+    def verified_answers(self) -> str:
+        """The answers each model gave in-process at its first proof (remote/verify_models.py): kept by the
+        server's user in its cache, for later proofs of the same model and venv."""
+        return f"{self.hf_cache}/.triton-verified"
+
+    @property
     def hub_markers(self) -> str:
         """What hub_fetch.py completed: per model revision, the commit and files (read by HubSnapshot)."""
         return f"{self.hf_home}/provisioner-fetched"

@@ -6,8 +6,15 @@ must answer every output its config names, the same over both protocols. Runs in
 through the launcher.
 
     python3 verify_models.py HTTP_URL GRPC_URL MODEL_REPOSITORY IN_PROCESS(0|1) SPEC_JSON
+
+The in-process answers are kept in $TRITON_REFERENCES (a folder of the server's user), a file per model
+named by what they depend on: the model's digest (its repository files and the venv), the device and
+the weights it loaded. A later proof of the same model on the same venv (a restart, another model's
+change) compares the served answers with those, and loads no second copy of the model.
 """
 
+import base64
+import hashlib
 import importlib.util
 import json
 import os
@@ -140,6 +147,89 @@ def same(served, local, name, atol=1e-4):
             raise AssertionError(f"{name}.{key}: served and in-process differ by {np.abs(have - want).max()}")
 
 
+def encoded(answers):
+    """Answers (name -> numpy array) as JSON: strings as base64, numbers as lists, each with its shape."""
+    out = {}
+    for key, arr in answers.items():
+        if arr.dtype == np.object_:
+            out[key] = {"bytes": [base64.b64encode(bytes(x)).decode() for x in arr.ravel()], "shape": list(arr.shape)}
+        else:
+            out[key] = {
+                "numbers": arr.astype(np.float64).ravel().tolist(),
+                "dtype": str(arr.dtype),
+                "shape": list(arr.shape),
+            }
+    return out
+
+
+def decoded(data):
+    out = {}
+    for key, entry in data.items():
+        if "bytes" in entry:
+            values = np.empty(len(entry["bytes"]), dtype=np.object_)
+            values[:] = [base64.b64decode(x) for x in entry["bytes"]]
+            out[key] = values.reshape(entry["shape"])
+        else:
+            out[key] = np.array(entry["numbers"], dtype=entry["dtype"]).reshape(entry["shape"])
+    return out
+
+
+def reference_file(spec, device, weights, batch):
+    """(the file of this model's kept answers, the key they are kept under) or (None, ""): without
+    $TRITON_REFERENCES or a digest of the model, nothing is kept."""
+    folder = os.environ.get("TRITON_REFERENCES", "")
+    if not folder or not spec.get("digest"):
+        return None, ""
+    key = hashlib.sha256(json.dumps([spec["digest"], device, weights, batch]).encode()).hexdigest()
+    return os.path.join(folder, spec["name"] + ".json"), key
+
+
+def compared_in_process(repository, spec, batch, served, one):
+    """The served answers compared with the model run in-process in this venv on the server's device
+    (or with what that run answered before, kept under the same key); what the proof says of it."""
+    name = spec["name"]
+    path = f"{repository}/{name}/1/hf_pipeline.py"
+    mod_spec = importlib.util.spec_from_file_location("hf_pipeline", path)
+    hf = importlib.util.module_from_spec(mod_spec)
+    mod_spec.loader.exec_module(hf)
+    device = spec.get("device", "cpu")
+    atol = 1e-3 if device.startswith("cuda") else 1e-4  # the same kernels; GPU reductions may sum in another order
+    weights = hf.resolve(spec["source"])
+    kept, key = reference_file(spec, device, os.path.realpath(weights), batch)
+    if kept:
+        try:
+            with open(kept) as f:
+                record = json.load(f)
+        except (OSError, ValueError):
+            record = {}
+        if record.get("key") == key:
+            same(served, decoded(record["batch"]), name, atol)
+            same(one, decoded(record["one"]), name, atol)
+            return f", equal to in-process on {device} (its answers kept from the first proof of this model and venv)"
+    free = gpu_free(device) if device.startswith("cuda") else None
+    plan, why = in_process_plan(device, weights_bytes(weights), free)
+    if plan == "skip":
+        return f"; {why}"
+    pipe = hf.Pipeline(
+        spec["task"],
+        spec["source"],
+        device=device,
+        normalize=spec["normalize"],
+        max_length=spec["max_length"],
+        max_new_tokens=spec["max_new_tokens"],
+    )
+    local_batch, local_one = pipe.run(batch), pipe.run(TEXTS[:1])
+    pipe.close()
+    same(served, local_batch, name, atol)
+    same(one, local_one, name, atol)
+    if kept:  # only answers that agreed with the server's are kept
+        os.makedirs(os.path.dirname(kept), exist_ok=True)
+        with open(kept + ".part", "w") as f:
+            json.dump({"key": key, "batch": encoded(local_batch), "one": encoded(local_one)}, f)
+        os.replace(kept + ".part", kept)
+    return f", equal to in-process on {device}"
+
+
 def main(http_url, grpc_url, repository, in_process, spec_json):
     http = thttp.InferenceServerClient(http_url)
     grpc = tgrpc.InferenceServerClient(grpc_url)
@@ -158,30 +248,7 @@ def main(http_url, grpc_url, repository, in_process, spec_json):
         same(served_grpc, served, name + " (gRPC vs HTTP)")
         detail = ", ".join(f"{k}{list(v.shape)}" for k, v in served.items())
         if in_process == "1":
-            path = f"{repository}/{name}/1/hf_pipeline.py"
-            mod_spec = importlib.util.spec_from_file_location("hf_pipeline", path)
-            hf = importlib.util.module_from_spec(mod_spec)
-            mod_spec.loader.exec_module(hf)
-            device = spec.get("device", "cpu")
-            free = gpu_free(device) if device.startswith("cuda") else None
-            plan, why = in_process_plan(device, weights_bytes(hf.resolve(spec["source"])), free)
-            if plan == "skip":
-                detail += f"; {why}"
-            else:
-                pipe = hf.Pipeline(
-                    spec["task"],
-                    spec["source"],
-                    device=device,
-                    normalize=spec["normalize"],
-                    max_length=spec["max_length"],
-                    max_new_tokens=spec["max_new_tokens"],
-                )
-                # the same kernels on the same device; GPU reductions may sum in another order
-                atol = 1e-3 if device.startswith("cuda") else 1e-4
-                same(served, pipe.run(batch), name, atol)
-                same(one, pipe.run(TEXTS[:1]), name, atol)
-                pipe.close()
-                detail += f", equal to in-process on {device}"
+            detail += compared_in_process(repository, spec, batch, served, one)
         proof(f"verified {name}: 1 and {len(batch)} texts over HTTP and gRPC; {detail}")
     return 0
 

@@ -87,11 +87,16 @@ def repository_files(
 
 
 def verify_spec(
-    specs: tuple[ModelSpec, ...], layout: Layout, gpu_ids: list[int], serving: dict[str, Serving] | None = None
+    specs: tuple[ModelSpec, ...],
+    layout: Layout,
+    gpu_ids: list[int],
+    serving: dict[str, Serving] | None = None,
+    digests: dict[str, str] | None = None,
 ) -> str:
     """What the verifier needs to call each model, and to run it in-process on the device the
     server runs it on (the first GPU of its instances, or the CPU), as JSON. A Triton model folder is
-    called with inputs made from its config.pbtxt (its inputs' names, types and shapes)."""
+    called with inputs made from its config.pbtxt (its inputs' names, types and shapes). digests: each
+    model's (tasks/model_control.digests), under which its in-process answers are kept."""
     return json.dumps(
         [_triton_verify(s) for s in specs if s.kind == "triton"]
         + [
@@ -104,6 +109,7 @@ def verify_spec(
                 "max_new_tokens": s.max_new_tokens,
                 "max_batch_size": (serving or model_serving(specs, None, bool(gpu_ids)))[s.name].max_batch_size,
                 "device": f"cuda:{gpu_ids[0]}" if instance_kind(s, gpu_ids) == "KIND_GPU" and gpu_ids else "cpu",
+                **({"digest": digests[s.name]} if digests and s.name in digests else {}),
             }
             for s in specs
             if s.kind != "triton"

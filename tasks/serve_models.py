@@ -92,7 +92,13 @@ def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: lis
         links=targets,
         models=["smoke", *(m.name for m in settings.models)],
         loaded=model_digests(settings, layout, decisions, repo_files),
-        verify=models.verify_spec(settings.models, layout, gpu_ids, decisions.model_serving),
+        verify=models.verify_spec(
+            settings.models,
+            layout,
+            gpu_ids,
+            decisions.model_serving,
+            model_digests(settings, layout, decisions, repo_files),
+        ),
         python=decisions.script_python,
     )
     return targets

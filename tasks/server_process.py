@@ -36,6 +36,7 @@ class ServerPlan:
     unit: str  # the systemd unit's text (used where systemd runs the host)
     user: str = "root"  # who the server runs as
     log_watch: tuple[str, ...] = ()  # the log watcher's arguments (log_watch_args), for a detached start
+    verified_answers: str = ""  # where the proof keeps each model's in-process answers ("" = not kept)
 
     @property
     def http_port(self) -> int:
@@ -64,6 +65,7 @@ def plan(settings: Settings, layout: Layout) -> ServerPlan:
         unit=systemd_unit(settings, layout),
         user=settings.triton_user,
         log_watch=tuple(log_watch_args(settings, layout)),
+        verified_answers=layout.verified_answers,
     )
 
 
@@ -116,7 +118,8 @@ def _ready(plan: ServerPlan, python: str, models: list[str], systemd: bool, star
 
 def _verified(plan: ServerPlan, verify: str, in_process: bool, proof_file: str) -> StringCommand:
     """The models called over HTTP and gRPC and, in-process, loaded in the venv: as the server's user, never
-    as root (the in-process check loads what the HF cache holds, which that user may write). Its proof goes
+    as root (the in-process check loads what the HF cache holds, which that user may write); the in-process
+    answers are kept in that user's cache for the next proof of the same model and venv. Its proof goes
     to a file root made for it (that user's, 0600, in root's run directory: it cannot be swapped for a
     link), which root then adds to the start's proof."""
     check = remote.python(
@@ -128,7 +131,10 @@ def _verified(plan: ServerPlan, verify: str, in_process: bool, proof_file: str) 
         "1" if in_process else "0",
         verify,
         via=plan.launcher,
-        env={"TRITON_PROOF_FILE": f"{proof_file}.verify" if plan.user != "root" else proof_file},
+        env={
+            "TRITON_PROOF_FILE": f"{proof_file}.verify" if plan.user != "root" else proof_file,
+            **({"TRITON_REFERENCES": plan.verified_answers} if plan.verified_answers else {}),
+        },
     )
     if plan.user == "root":
         return check

@@ -582,3 +582,65 @@ def test_the_hf_token_is_refused_for_a_plain_http_endpoint_but_loopback(monkeypa
     assert load({"hf_endpoint": "https://hub-mirror.corp"}).hf_endpoint == "https://hub-mirror.corp"
     monkeypatch.delenv("HF_TOKEN")
     assert load({"hf_endpoint": "http://hub-mirror.corp"}).hf_token == ""  # no token: nothing to leak
+
+
+FAKE_PIPELINE = """
+import os
+import numpy as np
+
+def resolve(source):
+    return os.environ["FAKE_WEIGHTS"]
+
+class Pipeline:
+    def __init__(self, task, source, **options):
+        with open(os.environ["FAKE_LOADS"], "a") as f:
+            f.write("loaded\\n")
+
+    def run(self, texts):
+        return {
+            "LABEL": np.array([[t.upper().encode()] for t in texts], dtype=np.object_),
+            "SCORE": np.array([[0.25]] * len(texts), dtype=np.float32),
+        }
+
+    def close(self):
+        pass
+"""
+
+
+def test_the_in_process_answers_are_kept_per_model_and_venv_and_a_later_proof_loads_no_second_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """verify_models.compared_in_process on a temp repository with a stand-in pipeline: the first proof
+    of a model digest runs it in-process and keeps its answers; the next compares with those (no second
+    copy loaded) and still fails on a served answer that differs; a new digest runs it again."""
+    import numpy as np
+
+    (tmp_path / "repo" / "clf" / "1").mkdir(parents=True)
+    (tmp_path / "repo" / "clf" / "1" / "hf_pipeline.py").write_text(FAKE_PIPELINE)
+    (tmp_path / "weights").mkdir()
+    loads = tmp_path / "loads"
+    monkeypatch.setenv("FAKE_WEIGHTS", str(tmp_path / "weights"))
+    monkeypatch.setenv("FAKE_LOADS", str(loads))
+    monkeypatch.setenv("TRITON_REFERENCES", str(tmp_path / "kept"))
+    texts = verify_models.TEXTS[:2]
+    spec = {"name": "clf", "source": "path:/x", "task": "text-classification", "normalize": False}
+    spec |= {"max_length": 8, "max_new_tokens": 1, "device": "cpu", "digest": "d1"}
+
+    def served(score: float, n: int) -> dict:
+        rows = verify_models.TEXTS[:n]
+        label = np.array([[t.upper().encode()] for t in rows], dtype=np.object_)
+        return {"LABEL": label, "SCORE": np.array([[score]] * n, dtype=np.float32)}
+
+    def prove(score: float = 0.25, digest: str = "d1") -> str:
+        return verify_models.compared_in_process(
+            str(tmp_path / "repo"), {**spec, "digest": digest}, texts, served(score, 2), served(score, 1)
+        )
+
+    assert prove() == ", equal to in-process on cpu" and loads.read_text().count("loaded") == 1
+    assert (tmp_path / "kept" / "clf.json").is_file()
+    assert "kept from the first proof of this model and venv" in prove() and loads.read_text().count("loaded") == 1
+    with pytest.raises(AssertionError, match=r"clf\.SCORE: served and in-process differ"):
+        prove(score=0.5)  # the kept answers still judge what the server says
+    assert prove(digest="d2") == ", equal to in-process on cpu" and loads.read_text().count("loaded") == 2
+    monkeypatch.delenv("TRITON_REFERENCES")
+    assert prove(digest="d2") == ", equal to in-process on cpu" and loads.read_text().count("loaded") == 3
