@@ -87,6 +87,51 @@ def test_cold_provision_serves_and_a_second_run_changes_nothing(host: TestHost, 
     assert "== audit of tb1: all OK" in res.stdout
 
 
+def test_offline_reprovisions_a_reset_host_with_the_network_cut(
+    host: TestHost, served: dict, mirror, tmp_path: Path
+) -> None:
+    """Runs after the cold test (the fixture reset the host, /persist kept the caches that run filled).
+    A reset host re-provisions from the caches: nothing fetched, pip never runs
+    (the venv is unpacked from its snapshot). Then offline = True after another reset, every proxy dead
+    and the mirror refusing everyone: apt (its lists stale, so an online run would update them), Triton,
+    the venv and the server all come from the caches on /persist; nothing is asked of the network."""
+    online = write_inventory(tmp_path / "online.py", [host], served, own_ports=True)
+    if host.ssh("test -f /persist/apt/update-stamp", check=False).returncode != 0:
+        provision(online)  # run alone: fill the caches first
+        host.reset()
+    cache = "find /persist/pip-cache /persist/apt -type f | sort | xargs -r md5sum"
+    before = host.ssh(cache).stdout
+    log_len = len(mirror.requests())
+    _, results = provision(online)
+    assert_serves(host)
+    assert mirror.requests()[log_len:] == []  # no artifact fetched from the mirror
+    assert results["Triton artifact in the cache"]["no_change"] == 1
+    assert results["Wheels in the persistent wheelhouse"]["no_change"] == 1  # pip ran with --no-index
+    assert host.ssh(cache).stdout == before  # apt and pip fetched nothing new
+    # the reset wiped the venv: it is unpacked from the snapshot the cold run kept, pip does not run
+    assert results["venv"]["success"] == 1
+    assert results["venv packages"]["no_change"] == 1
+    assert results["venv snapshot on the persistent path"]["no_change"] == 1
+    assert "torch" in host.ssh("/opt/triton/venv/bin/pip list --format=freeze").stdout
+
+    host.reset()
+    host.ssh("touch -d '3 days ago' /persist/apt/update-stamp")
+    dead = "http://127.0.0.1:9"  # nothing listens there: any download through a proxy fails
+    cut = {**served, "offline": True, "http_proxy": dead, "https_proxy": dead}
+    inv = write_inventory(tmp_path / "offline.py", [host], cut, own_ports=True)
+    seen = len(mirror.requests())
+    mirror.allow = ()  # and the mirror refuses every peer
+    try:
+        out, results = provision(inv)
+    finally:
+        mirror.allow = None
+    assert mirror.requests()[seen:] == []
+    assert "  network  none (offline): everything from the caches on /persist" in out
+    assert results["apt runtime libraries"]["success"] == 1  # installed from the cached .debs
+    assert "export HF_HUB_OFFLINE=1" in host.ssh("cat /opt/triton/env.sh").stdout
+    assert_serves(host)
+
+
 def test_wrong_sha256_is_an_error_and_the_old_install_still_serves(
     host: TestHost, inv: Path, mirror, tmp_path: Path
 ) -> None:
@@ -245,50 +290,6 @@ def test_slow_downloads_show_their_progress_while_they_run(
     assert len(wheel) >= 3 and len(wheel_done) == 1, text[-6000:]
     # shown as they came, not at the step's end: the first line seconds before the closing one
     assert artifact_done[0] - artifact[0] >= 2 and wheel_done[0] - wheel[0] >= 4
-
-
-def test_offline_reprovisions_a_reset_host_with_the_network_cut(
-    host: TestHost, served: dict, mirror, tmp_path: Path
-) -> None:
-    """A reset host (its /persist kept) re-provisions from the caches: nothing fetched, pip never runs
-    (the venv is unpacked from its snapshot). Then offline = True after another reset, every proxy dead
-    and the mirror refusing everyone: apt (its lists stale, so an online run would update them), Triton,
-    the venv and the server all come from the caches on /persist; nothing is asked of the network."""
-    online = write_inventory(tmp_path / "online.py", [host], served, own_ports=True)
-    if host.ssh("test -f /persist/apt/update-stamp", check=False).returncode != 0:
-        provision(online)  # run alone: fill the caches first
-        host.reset()
-    cache = "find /persist/pip-cache /persist/apt -type f | sort | xargs -r md5sum"
-    before = host.ssh(cache).stdout
-    log_len = len(mirror.requests())
-    _, results = provision(online)
-    assert_serves(host)
-    assert mirror.requests()[log_len:] == []  # no artifact fetched from the mirror
-    assert results["Triton artifact in the cache"]["no_change"] == 1
-    assert results["Wheels in the persistent wheelhouse"]["no_change"] == 1  # pip ran with --no-index
-    assert host.ssh(cache).stdout == before  # apt and pip fetched nothing new
-    # the reset wiped the venv: it is unpacked from the snapshot the cold run kept, pip does not run
-    assert results["venv"]["success"] == 1
-    assert results["venv packages"]["no_change"] == 1
-    assert results["venv snapshot on the persistent path"]["no_change"] == 1
-    assert "torch" in host.ssh("/opt/triton/venv/bin/pip list --format=freeze").stdout
-
-    host.reset()
-    host.ssh("touch -d '3 days ago' /persist/apt/update-stamp")
-    dead = "http://127.0.0.1:9"  # nothing listens there: any download through a proxy fails
-    cut = {**served, "offline": True, "http_proxy": dead, "https_proxy": dead}
-    inv = write_inventory(tmp_path / "offline.py", [host], cut, own_ports=True)
-    seen = len(mirror.requests())
-    mirror.allow = ()  # and the mirror refuses every peer
-    try:
-        out, results = provision(inv)
-    finally:
-        mirror.allow = None
-    assert mirror.requests()[seen:] == []
-    assert "  network  none (offline): everything from the caches on /persist" in out
-    assert results["apt runtime libraries"]["success"] == 1  # installed from the cached .debs
-    assert "export HF_HUB_OFFLINE=1" in host.ssh("cat /opt/triton/env.sh").stdout
-    assert_serves(host)
 
 
 def test_offline_names_what_the_caches_lack_before_any_change(host: TestHost, served: dict, tmp_path: Path) -> None:
