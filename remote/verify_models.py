@@ -174,6 +174,24 @@ def decoded(data):
     return out
 
 
+def weights_id(source):
+    """Which weights a source loads, without importing torch: a path: model's folder, or a hub model's
+    snapshot folder of the commit its revision names in the HF cache (a branch read from refs/)."""
+    kind, _, ref = source.partition(":")
+    if kind != "hub":
+        return os.path.realpath(ref)
+    repo, _, revision = ref.partition("@")
+    cache = os.environ.get("HF_HUB_CACHE") or os.path.join(os.environ.get("HF_HOME", ""), "hub")
+    folder = os.path.join(cache, "models--" + repo.replace("/", "--"))
+    commit = revision
+    try:
+        with open(os.path.join(folder, "refs", revision or "main")) as f:
+            commit = f.read().strip()
+    except OSError:
+        pass  # a commit as the revision: no ref
+    return os.path.join(folder, "snapshots", commit)
+
+
 def reference_file(spec, device, weights, batch):
     """(the file of this model's kept answers, the key they are kept under) or (None, ""): without
     $TRITON_REFERENCES or a digest of the model, nothing is kept."""
@@ -188,14 +206,9 @@ def compared_in_process(repository, spec, batch, served, one):
     """The served answers compared with the model run in-process in this venv on the server's device
     (or with what that run answered before, kept under the same key); what the proof says of it."""
     name = spec["name"]
-    path = f"{repository}/{name}/1/hf_pipeline.py"
-    mod_spec = importlib.util.spec_from_file_location("hf_pipeline", path)
-    hf = importlib.util.module_from_spec(mod_spec)
-    mod_spec.loader.exec_module(hf)
     device = spec.get("device", "cpu")
     atol = 1e-3 if device.startswith("cuda") else 1e-4  # the same kernels; GPU reductions may sum in another order
-    weights = hf.resolve(spec["source"])
-    kept, key = reference_file(spec, device, os.path.realpath(weights), batch)
+    kept, key = reference_file(spec, device, weights_id(spec["source"]), batch)
     if kept:
         try:
             with open(kept) as f:
@@ -206,8 +219,12 @@ def compared_in_process(repository, spec, batch, served, one):
             same(served, decoded(record["batch"]), name, atol)
             same(one, decoded(record["one"]), name, atol)
             return f", equal to in-process on {device} (its answers kept from the first proof of this model and venv)"
+    path = f"{repository}/{name}/1/hf_pipeline.py"  # it imports torch and transformers: only now
+    mod_spec = importlib.util.spec_from_file_location("hf_pipeline", path)
+    hf = importlib.util.module_from_spec(mod_spec)
+    mod_spec.loader.exec_module(hf)
     free = gpu_free(device) if device.startswith("cuda") else None
-    plan, why = in_process_plan(device, weights_bytes(weights), free)
+    plan, why = in_process_plan(device, weights_bytes(hf.resolve(spec["source"])), free)
     if plan == "skip":
         return f"; {why}"
     pipe = hf.Pipeline(

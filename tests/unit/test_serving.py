@@ -588,6 +588,9 @@ FAKE_PIPELINE = """
 import os
 import numpy as np
 
+with open(os.environ["FAKE_LOADS"], "a") as f:  # where the real one imports torch and transformers
+    f.write("imported\\n")
+
 def resolve(source):
     return os.environ["FAKE_WEIGHTS"]
 
@@ -612,7 +615,8 @@ def test_the_in_process_answers_are_kept_per_model_and_venv_and_a_later_proof_lo
 ) -> None:
     """verify_models.compared_in_process on a temp repository with a stand-in pipeline: the first proof
     of a model digest runs it in-process and keeps its answers; the next compares with those (no second
-    copy loaded) and still fails on a served answer that differs; a new digest runs it again."""
+    copy loaded, the pipeline's module not even imported) and still fails on a served answer that
+    differs; a new digest runs it again."""
     import numpy as np
 
     (tmp_path / "repo" / "clf" / "1").mkdir(parents=True)
@@ -638,9 +642,24 @@ def test_the_in_process_answers_are_kept_per_model_and_venv_and_a_later_proof_lo
 
     assert prove() == ", equal to in-process on cpu" and loads.read_text().count("loaded") == 1
     assert (tmp_path / "kept" / "clf.json").is_file()
-    assert "kept from the first proof of this model and venv" in prove() and loads.read_text().count("loaded") == 1
+    assert "kept from the first proof of this model and venv" in prove()
+    assert loads.read_text().split() == ["imported", "loaded"]  # the kept answers: not even torch imported
     with pytest.raises(AssertionError, match=r"clf\.SCORE: served and in-process differ"):
         prove(score=0.5)  # the kept answers still judge what the server says
     assert prove(digest="d2") == ", equal to in-process on cpu" and loads.read_text().count("loaded") == 2
     monkeypatch.delenv("TRITON_REFERENCES")
     assert prove(digest="d2") == ", equal to in-process on cpu" and loads.read_text().count("loaded") == 3
+
+
+def test_a_hub_models_weights_are_named_by_the_commit_its_revision_points_at(tmp_path, monkeypatch) -> None:
+    """The kept answers' key names the weights without importing torch: a branch moved to another commit
+    (a new fetch) is other weights, so the in-process check runs again."""
+    folder = tmp_path / "hub" / "models--org--m"
+    (folder / "refs").mkdir(parents=True)
+    (folder / "refs" / "main").write_text("a" * 40)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert verify_models.weights_id("hub:org/m@main") == str(folder / "snapshots" / ("a" * 40))
+    (folder / "refs" / "main").write_text("b" * 40)
+    assert verify_models.weights_id("hub:org/m@main") == str(folder / "snapshots" / ("b" * 40))
+    assert verify_models.weights_id(f"hub:org/m@{'c' * 40}") == str(folder / "snapshots" / ("c" * 40))
+    assert verify_models.weights_id(f"path:{tmp_path}") == str(tmp_path)
