@@ -85,20 +85,15 @@ def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: lis
         switch.adopted(name=f"{path}: a link", path=path, versions=versions)
     server = server_process.plan(settings, layout)
     targets = links(settings, layout, decisions, repo_files)
+    digests = model_digests(settings, layout, decisions, repo_files)  # what is loaded, and what the proof keys
     server_process.running(
         name="Triton server running, ready and proven",
         plan=server,
         wanted_hash=wanted_hash(settings, layout, decisions),
         links=targets,
         models=["smoke", *(m.name for m in settings.models)],
-        loaded=model_digests(settings, layout, decisions, repo_files),
-        verify=models.verify_spec(
-            settings.models,
-            layout,
-            gpu_ids,
-            decisions.model_serving,
-            model_digests(settings, layout, decisions, repo_files),
-        ),
+        loaded=digests,
+        verify=models.verify_spec(settings.models, layout, gpu_ids, decisions.model_serving, digests),
         python=decisions.script_python,
     )
     return targets
