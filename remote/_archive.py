@@ -48,10 +48,11 @@ def extract_tar(archive, dest, strip=0, top=None):
     with '..' or absolute, anything under a symlink, links whose target leaves dest (checked when
     written, and again for every link once all are there), hard links to anything but a regular file
     already extracted, devices and fifos, setuid and setgid bits. Owners are not kept; group and other
-    write bits are dropped."""
+    write bits are dropped. archive: a path, or a file object open for reading (read from where it is)."""
     dest = _os.path.realpath(dest)
     links = []
-    with _tarfile.open(archive) as tar:
+    source = {"fileobj": archive} if hasattr(archive, "read") else {"name": archive}
+    with _tarfile.open(**source) as tar:
         for m in tar:
             rel = _clean_name(m.name, strip, top)
             if rel is None:

@@ -2,6 +2,9 @@
 
     python3 unpack_triton.py pytriton|tarball ARCHIVE DEST STUB_PYTHON SHA256 STRIP VERSION [FIXES_JSON]
 
+The archive is opened once: read into a private copy (unlinked, root's, on DEST's disk) while its
+sha256 is taken, checked against SHA256, and unpacked from that copy; a file on the persistent path
+changed after the run planned (or while this reads it) is refused, never unpacked.
 Builds DEST.tmp with bin/ lib/ backends/ caches/ python_backend_stubs/, puts the stub of
 STUB_PYTHON at backends/python/triton_python_backend_stub, writes TRITON_VERSION and the
 .provisioner manifest, then renames DEST.tmp to DEST: an interrupted run leaves no DEST.
@@ -10,17 +13,31 @@ stub, built for one Python) is refused before anything is switched, with the fix
 Python from FIXES_JSON ({"3.10": "set triton_python = 3.10 ..."}), which the rules made.
 """
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import sys
+import tempfile
 import zipfile
 
 from _archive import UnsafeArchive, extract_tar, finish, wheel_layout_name, zip_target
 
 
-def unpack_pytriton(archive: str, tmp: str) -> None:
+def private_copy(archive: str, folder: str):
+    """(an unlinked copy of archive in folder, open at its start; the sha256 of what was copied)."""
+    copy = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115 (the caller closes it once unpacked)
+    digest = hashlib.sha256()
+    with open(archive, "rb") as src:
+        for chunk in iter(lambda: src.read(1 << 20), b""):
+            digest.update(chunk)
+            copy.write(chunk)
+    copy.seek(0)
+    return copy, digest.hexdigest()
+
+
+def unpack_pytriton(archive, tmp: str) -> None:
     """The wheel's pytriton/tritonserver/* and nvidia_pytriton.libs/* (as lib/)."""
     with zipfile.ZipFile(archive) as whl:
         for info in whl.infolist():
@@ -42,7 +59,7 @@ def unpack_pytriton(archive: str, tmp: str) -> None:
             os.chmod(os.path.join(root, f), 0o755)
 
 
-def unpack_tarball(archive: str, tmp: str, strip: int) -> str:
+def unpack_tarball(archive, tmp: str, strip: int) -> str:
     extract_tar(archive, tmp, strip=strip)
     path = os.path.join(tmp, "TRITON_VERSION")
     return open(path).read().strip() if os.path.exists(path) else ""
@@ -72,15 +89,26 @@ def main(
     tmp = dest + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
+    copy, got = private_copy(archive, os.path.dirname(tmp))
     try:
+        if got != sha256.lower():
+            shutil.rmtree(tmp, ignore_errors=True)
+            print(
+                f"unpack: {archive} is refused: its sha256 is {got}, not the {sha256} the run checked (changed on "
+                "the disk since). Nothing was installed or switched; run again to fetch it anew.",
+                file=sys.stderr,
+            )
+            return 9
         if source == "pytriton":
-            unpack_pytriton(archive, tmp)  # the wheel carries no TRITON_VERSION: the table names it
+            unpack_pytriton(copy, tmp)  # the wheel carries no TRITON_VERSION: the table names it
         else:
-            version = unpack_tarball(archive, tmp, int(strip)) or version
+            version = unpack_tarball(copy, tmp, int(strip)) or version
     except UnsafeArchive as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         print(f"unpack: {archive} is refused: {exc}. Nothing was installed or switched.", file=sys.stderr)
         return 8
+    finally:
+        copy.close()
     if not os.path.isfile(os.path.join(tmp, "bin", "tritonserver")):
         shutil.rmtree(tmp)
         print(f"unpack: {archive} has no bin/tritonserver (check triton_tarball_strip_components)", file=sys.stderr)

@@ -3,6 +3,7 @@ through both unpackers, on this machine's file system, with tar and zip archives
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import tarfile
@@ -23,6 +24,10 @@ def _archive(path: Path, *members: tarfile.TarInfo) -> Path:
             data = io.BytesIO(b"x" * m.size) if m.isfile() else None
             tar.addfile(m, data)
     return path
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _member(name: str, kind: bytes = tarfile.REGTYPE, linkname: str = "", mode: int = 0o644) -> tarfile.TarInfo:
@@ -72,7 +77,7 @@ def test_hostile_python_archives_are_refused_and_nothing_is_installed(tmp_path: 
 def test_hostile_triton_tarballs_are_refused_and_nothing_is_switched(tmp_path: Path, members, words, capsys) -> None:
     archive = _archive(tmp_path / "t.tar.gz", *members)  # strip 1: "python/" stands for the top directory
     dest = tmp_path / "versions" / "2.51.0"
-    assert unpack_triton.main("tarball", str(archive), str(dest), "3.12", "0" * 64, "1", "") == 8
+    assert unpack_triton.main("tarball", str(archive), str(dest), "3.12", _sha(archive), "1", "") == 8
     err = capsys.readouterr().err
     assert "is refused" in err and "Nothing was installed or switched" in err
     assert not dest.exists() and not Path(str(dest) + ".tmp").exists()
@@ -110,7 +115,7 @@ def _wheel(path: Path, names: list[str]) -> Path:
 def test_hostile_wheels_are_refused(tmp_path: Path, name: str, capsys) -> None:
     wheel = _wheel(tmp_path / "w.whl", ["pytriton/tritonserver/bin/tritonserver", name])
     dest = tmp_path / "versions" / "2.51.0"
-    assert unpack_triton.main("pytriton", str(wheel), str(dest), "3.12", "0" * 64, "0", "2.51.0") == 8
+    assert unpack_triton.main("pytriton", str(wheel), str(dest), "3.12", _sha(wheel), "0", "2.51.0") == 8
     assert "is refused" in capsys.readouterr().err
     assert not dest.exists() and not (tmp_path / "etc").exists()
 
@@ -148,3 +153,33 @@ def test_nothing_installed_is_writable_by_group_or_others(tmp_path: Path) -> Non
     out.mkdir()
     unpack_triton.unpack_pytriton(str(wheel), str(out))
     assert oct((out / "backends" / "python" / "libtriton_python.so").stat().st_mode & 0o777) == "0o644"
+
+
+def _good_wheel(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name in ("pytriton/tritonserver/bin/tritonserver", "pytriton/tritonserver/backends/python/x.so"):
+            z.writestr(name, b"\x7fELF")
+        stub = "pytriton/tritonserver/python_backend_stubs/3.12/triton_python_backend_stub"
+        z.writestr(stub, b"libpython3.12.so.1.0")
+        z.writestr("nvidia_pytriton.libs/libx.so", b"x")
+    return path
+
+
+def test_an_archive_changed_since_it_was_checked_is_refused_at_unpack(tmp_path: Path, capsys) -> None:
+    """The sha256 the run checked at planning is checked again at unpack, on the bytes unpacked: an
+    artifact swapped on the persistent path in between is refused, nothing installed; a good one records
+    the sha256 it was checked against."""
+    wheel = _good_wheel(tmp_path / "w.whl")
+    checked = _sha(wheel)
+    (tmp_path / "versions").mkdir()
+    dest = tmp_path / "versions" / "2.51.0"
+    with zipfile.ZipFile(wheel, "a") as z:  # a writer of the drive adds a file after the check
+        z.writestr("pytriton/tritonserver/bin/planted", b"x")
+    assert unpack_triton.main("pytriton", str(wheel), str(dest), "3.12", checked, "0", "2.51.0") == 9
+    err = capsys.readouterr().err
+    assert f"its sha256 is {_sha(wheel)}, not the {checked}" in err and "Nothing was installed" in err
+    assert not dest.exists() and not Path(f"{dest}.tmp").exists()
+    assert os.listdir(tmp_path / "versions") == []  # the private copy is gone too
+    assert unpack_triton.main("pytriton", str(wheel), str(dest), "3.12", _sha(wheel), "0", "2.51.0") == 0
+    assert (dest / "bin" / "planted").exists()
+    assert f"sha256={_sha(wheel)}\n" in (dest / ".provisioner").read_text()
