@@ -167,3 +167,36 @@ def test_an_unsafe_member_is_refused_even_with_the_right_digest(tmp_path: Path, 
     res = _restore(target, snap, digest)
     assert res.returncode == 1 and why in res.stderr, res.stderr
     assert (target / "kept").exists() and not (tmp_path / "restored.new").exists() and not snap.exists()
+
+
+def test_a_snapshot_swapped_while_it_is_written_gets_roots_digest_and_is_refused(tmp_path: Path) -> None:
+    """A writer of the drive rewrites the .part in place while root packs it (here: the moment the hashing
+    starts): the digest the controller keeps is of the bytes root wrote, so the swapped file is refused."""
+    venv, folder = _venv(tmp_path), tmp_path / "snapshots"
+    snap = folder / "key.tar"
+    evil = tmp_path / "evil"
+    (evil / "bin").mkdir(parents=True)
+    (evil / "bin" / "EVIL").write_text("#!/bin/sh\necho owned\n")
+    evil_tar = tmp_path / "evil.tar"
+    subprocess.run(["tar", "-cf", str(evil_tar), "-C", str(evil), "."], check=True)
+    wrappers = tmp_path / "wrappers"
+    wrappers.mkdir()
+    real = shutil.which("sha256sum")
+    (wrappers / "sha256sum").write_text(
+        f'#!/bin/sh\nsleep 0.2\ncat {evil_tar} > "{snap}.part"\nexec {real} "$@"\n'
+    )  # in place: the same file, its bytes the writer's
+    (wrappers / "sha256sum").chmod(0o755)
+    digest_file = tmp_path / "digest"
+    res = subprocess.run(
+        ["sh", "-c", remote.source("venv_snapshot.sh"), "venv_snapshot.sh", str(venv), str(folder), str(snap),
+         snap.name, "none", str(digest_file)],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "PATH": f"{wrappers}:{os.environ['PATH']}"},
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    packed = subprocess.run(["tar", "-cf", "-", "-C", str(venv), "."], capture_output=True, check=True).stdout
+    assert digest_file.read_text().strip() == hashlib.sha256(packed).hexdigest()  # what root packed
+    assert snap.read_bytes() != packed  # the writer's bytes are on the drive ...
+    target = tmp_path / "restored"
+    res = _restore(target, snap, digest_file.read_text().strip())
+    assert res.returncode == 1 and "does not match the sha256 the controller recorded" in res.stderr
+    assert not target.exists() and not snap.exists()  # ... and never restored
