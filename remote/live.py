@@ -24,6 +24,9 @@ from _progress import EVERY, Progress, eta, mib
 DOWNLOADING = re.compile(r"Downloading (\S+)(?: \(([\d.]+) (bytes|kB|MB|GB)\))?")
 UNITS = {"bytes": 1, "kB": 1000, "MB": 1000**2, "GB": 1000**3}
 
+# pip's words for a pin it has no file for (with --only-binary :all:, an sdist-only pin says this)
+NO_WHEEL = re.compile(r"No matching distribution found for (\S+)")
+
 
 def tree_bytes(top):
     """Bytes of every file under top, and the newest file's name and size (what is being written)."""
@@ -76,6 +79,12 @@ def main(label, command, every=EVERY):
         shutil.rmtree(tmp, ignore_errors=True)
     if child.returncode:
         print("\n".join(lines), file=sys.stderr)
+        for pin in sorted({m.group(1) for m in map(NO_WHEEL.search, lines) if m}):
+            print(
+                f"{label}: {pin} has no wheel for this host's Python and platform (an sdist is never built: its "
+                "build would run as root). Fix: pin a version that publishes a wheel for it.",
+                file=sys.stderr,
+            )
         print(f"{label}: failed (exit status {child.returncode})", file=sys.stderr)
         return child.returncode
     progress.finished(most)

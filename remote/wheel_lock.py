@@ -9,7 +9,9 @@ status is 1: the next run fetches it again.
 
 What pip downloaded for the pins is the whole venv, transitive dependencies included; installing
 with `--require-hashes -r requirements.lock` installs exactly these files, and a file changed since
-is refused by name. Runs on the host (3.8+); written aside, then renamed.
+is refused by name. Wheels only: a source archive in the wheelhouse (its build would run its author's
+code as root) is named and removed, no lock is written, and the exit status is 2. Runs on the host
+(3.8+); written aside, then renamed.
 """
 
 import os
@@ -32,8 +34,19 @@ def entry(filename):
 
 def main(wheelhouse: str) -> int:
     lines = []
+    sdists = [f for f in sorted(os.listdir(wheelhouse)) if SDIST.match(f) and not WHEEL.match(f)]
+    for filename in sdists:
+        os.unlink(os.path.join(wheelhouse, filename))
+        print(
+            f"wheel_lock: {filename} is a source archive, not a wheel: its build would run its author's code as "
+            f"root, so it is not installed (removed it; no lock written). Fix: pin a version of "
+            f"{entry(filename)[0]} that publishes a wheel for this host's Python and platform.",
+            file=sys.stderr,
+        )
+    if sdists:
+        return 2
     for filename in sorted(os.listdir(wheelhouse)):
-        found = entry(filename)
+        found = entry(filename) if WHEEL.match(filename) else None
         if found:
             name, version = found
             digest = sha256(os.path.join(wheelhouse, filename))

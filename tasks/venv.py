@@ -26,6 +26,9 @@ from tasks.venv_plan import SNAPSHOT_SUFFIXES, VenvPlan, pip_requirement
 
 # Stands in the venv while pip installs into it; left behind, it says that pip was cut off.
 INSTALL_MARKER = ".pip-install-incomplete"
+# every pip and uv call: wheels only. An sdist's build backend (setup.py) is code of its author's, and
+# these calls run as root; the lock never holds one (remote/wheel_lock.py refuses it).
+ONLY_WHEELS = ("--only-binary", ":all:")
 # Seconds a pip command waits for another pip on the same venv (torch alone takes minutes on a slow disk).
 PIP_LOCK_TIMEOUT_S = 900
 # The parts a lock's files (but torch's) are downloaded in, at once: pip fetches one file at a time.
@@ -160,15 +163,17 @@ def _pip_config(sources: list[str]) -> str:
 def _pip_download(
     plan: VenvPlan, sources: list[str], *what: str, conf: str = "", dest: str = "", locked: bool = True
 ) -> StringCommand:
-    """pip download into the wheelhouse; with conf, the sources are in that pip configuration file (a
-    URL with a password there, never on the command line). locked: under the venv's pip lock (else
-    the caller holds it)."""
+    """pip download into the wheelhouse, wheels only (an sdist would run its build backend as root: pip
+    refuses it, naming the package); with conf, the sources are in that pip configuration file (a URL
+    with a password there, never on the command line). locked: under the venv's pip lock (else the
+    caller holds it)."""
     where = ["env", QuoteString(f"PIP_CONFIG_FILE={conf}")] if conf else []
     return StringCommand(
         *(pip_locked(plan.venv_dir) if locked else []),
         *where,
         QuoteString(f"{plan.venv_dir}/bin/pip"),
         "download",
+        *ONLY_WHEELS,
         "--disable-pip-version-check",
         "--progress-bar",
         "off",
@@ -301,7 +306,7 @@ def wheelhouse_filled(plan: VenvPlan):
         uv_req = f"{plan.wheelhouse}/tools/uv.requirements"
         yield StringCommand("mkdir", "-p", QuoteString(f"{plan.wheelhouse}/tools"))
         yield private_upload.put(uv_req, plan.uv_requirement.encode(), "644")
-        only = ["--no-deps", "--only-binary", ":all:", "--require-hashes", "-r", QuoteString(uv_req)]
+        only = ["--no-deps", "--require-hashes", "-r", QuoteString(uv_req)]
         uv_step = ("uv", _index_sources(plan), only)
     if plan.lock:
         # every file is known: torch, the rest in parts, and uv, downloaded at once
@@ -372,6 +377,7 @@ def packages_installed(plan: VenvPlan):
         *pip_locked(venv_dir),
         QuoteString(f"{venv_dir}/bin/pip"),
         "install",
+        *ONLY_WHEELS,
         "--disable-pip-version-check",
         "--no-index",
         "--no-compile",
