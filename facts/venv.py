@@ -6,7 +6,7 @@ from typing import TypedDict
 
 from pyinfra.api import FactBase, StringCommand
 
-from remote import shell, source
+from remote import shell
 
 
 class VenvData(TypedDict):
@@ -15,10 +15,12 @@ class VenvData(TypedDict):
 
 
 class VenvPackages(FactBase[VenvData | None]):
-    """The venv's Python version and packages; None where the venv does not exist."""
+    """The venv's Python version and packages; None where the venv does not exist. Read from its files
+    (pyvenv.cfg, each package's METADATA), never by running its interpreter: a package's .pth file would
+    run as root."""
 
     def command(self, venv_dir: str) -> StringCommand:
-        return shell("venv_packages.sh", venv_dir, source("venv_probe.py"))
+        return shell("venv_packages.sh", venv_dir)
 
     def process(self, output: list[str]) -> VenvData | None:
         if not output:

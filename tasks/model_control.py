@@ -143,12 +143,12 @@ def planned(loaded: dict[str, str] | None, wanted: dict[str, str], models_dir: s
 
 
 def command(
-    base_url: str, grpc_url: str, key_file: str, run_dir: str, models_dir: str, items: list[str], launcher: str
+    base_url: str, grpc_url: str, key_file: str, proof_file: str, models_dir: str, items: list[str], launcher: str
 ) -> StringCommand:
     """The host script that loads, reloads and unloads through the repository API at base_url (loads over
-    gRPC at grpc_url: remote/model_control.py says why), run as root (it reads the key) by the venv's
-    Python through the launcher (tritonclient is there); or fails naming the model, Triton's error, its
-    cause and fix."""
+    gRPC at grpc_url: remote/model_control.py says why), run by the venv's Python through the launcher
+    (tritonclient is there; tasks.server_process runs it as the server's user, whose group reads the key),
+    its proof lines appended to proof_file; or fails naming the model, Triton's error, its cause and fix."""
     return remote.python(
         "python3",
         "model_control.py",
@@ -160,7 +160,7 @@ def command(
         models_dir,
         *items,
         via=launcher,
-        env={"TRITON_PROOF_FILE": f"{run_dir}/proof.txt"},
+        env={"TRITON_PROOF_FILE": proof_file},
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
@@ -116,35 +117,55 @@ def _ready(plan: ServerPlan, python: str, models: list[str], systemd: bool, star
     return remote.python(python, "wait_ready.py", plan.http_host, str(plan.http_port), *args, *models, env=env)
 
 
-def _verified(plan: ServerPlan, verify: str, in_process: bool, proof_file: str) -> StringCommand:
-    """The models called over HTTP and gRPC and, in-process, loaded in the venv: as the server's user, never
-    as root (the in-process check loads what the HF cache holds, which that user may write); the in-process
-    answers are kept in that user's cache for the next proof of the same model and venv. Its proof goes
-    to a file root made for it (that user's, 0600, in root's run directory: it cannot be swapped for a
-    link), which root then adds to the start's proof."""
-    check = remote.python(
-        "python3",
-        "verify_models.py",
-        f"{plan.http_host}:{plan.http_port}",
-        f"{plan.http_host}:{plan.grpc_port}",
-        plan.models_dir,
-        "1" if in_process else "0",
-        verify,
-        via=plan.launcher,
-        env={
-            "TRITON_PROOF_FILE": f"{proof_file}.verify" if plan.user != "root" else proof_file,
-            **({"TRITON_REFERENCES": plan.verified_answers} if plan.verified_answers else {}),
-        },
-    )
-    if plan.user == "root":
-        return check
-    user, mine = plan.user, QuoteString(f"{proof_file}.verify")
+def _as_server_user(user: str, proof_file: str, job: str, build: Callable[[str], StringCommand]) -> StringCommand:
+    """build(its proof file)'s command run as the server's user (no new privileges, no capabilities), never
+    as root: what it runs (the venv's Python: a package's .pth file, the models' code) is that user's to
+    run. Its proof goes to a file root made for it (that user's, 0600, in root's run directory: it cannot be
+    swapped for a link), which root then adds to proof_file. As root where the server runs as root."""
+    if user == "root":
+        return build(proof_file)
+    mine = f"{proof_file}.{job}"
+    who, q = QuoteString(user), QuoteString(mine)
     return StringCommand(
-        "rm", "-f", mine, "&&",
-        "install", "-o", QuoteString(user), "-g", QuoteString(user), "-m", "600", "/dev/null", mine, "&&",
-        *remote.as_user(user), check, "&&",
-        "cat", mine, ">>", QuoteString(proof_file), "&&", "rm", "-f", mine,
+        "rm", "-f", q, "&&", "install", "-o", who, "-g", who, "-m", "600", "/dev/null", q, "&&",
+        *remote.as_user(user), build(mine), "&&",
+        "cat", q, ">>", QuoteString(proof_file), "&&", "rm", "-f", q,
     )  # fmt: skip
+
+
+def _verified(plan: ServerPlan, verify: str, in_process: bool, proof_file: str) -> StringCommand:
+    """The models called over HTTP and gRPC and, in-process, loaded in the venv: as the server's user (the
+    in-process check loads what the HF cache holds, which that user may write); the in-process answers
+    are kept in that user's cache for the next proof of the same model and venv."""
+
+    def check(proof: str) -> StringCommand:
+        return remote.python(
+            "python3",
+            "verify_models.py",
+            f"{plan.http_host}:{plan.http_port}",
+            f"{plan.http_host}:{plan.grpc_port}",
+            plan.models_dir,
+            "1" if in_process else "0",
+            verify,
+            via=plan.launcher,
+            env={
+                "TRITON_PROOF_FILE": proof,
+                **({"TRITON_REFERENCES": plan.verified_answers} if plan.verified_answers else {}),
+            },
+        )
+
+    return _as_server_user(plan.user, proof_file, "verify", check)
+
+
+def _control(plan: ServerPlan, proof_file: str, items: list[str]) -> StringCommand:
+    """The models' loads, reloads and unloads through the repository API, as the server's user (it runs the
+    venv's Python; that user's group may read the key)."""
+    grpc = f"{plan.http_host}:{plan.grpc_port}"
+
+    def control(proof: str) -> StringCommand:
+        return model_control.command(plan.base_url, grpc, plan.key_file, proof, plan.models_dir, items, plan.launcher)
+
+    return _as_server_user(plan.user, proof_file, "control", control)
 
 
 def _all(*commands) -> list:
@@ -206,15 +227,7 @@ def running(
             if not enable:
                 host.noop(f"Triton pid {state['pid']} is ready with this configuration and these models")
             return
-        control = partial(
-            model_control.command,
-            p.base_url,
-            f"{p.http_host}:{p.grpc_port}",
-            p.key_file,
-            p.run_dir,
-            p.models_dir,
-            launcher=p.launcher,
-        )
+        control = partial(_control, p, proof_file)
         new = [
             StringCommand(
                 "echo",

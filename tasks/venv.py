@@ -29,6 +29,11 @@ INSTALL_MARKER = ".pip-install-incomplete"
 # every pip and uv call: wheels only. An sdist's build backend (setup.py) is code of its author's, and
 # these calls run as root; the lock never holds one (remote/wheel_lock.py refuses it).
 ONLY_WHEELS = ("--only-binary", ":all:")
+# What a fresh venv holds (ensurepip's wheels, from the base Python: root's). A venv holding anything
+# else holds downloaded code (a package's .pth file runs in every interpreter started there): root runs
+# no pip, uv or Python of such a venv; it downloads with a pip-only venv beside it, and installs into a
+# venv made afresh.
+FRESH_VENV_PACKAGES = frozenset({"pip", "setuptools"})
 # Seconds a pip command waits for another pip on the same venv (torch alone takes minutes on a slow disk).
 PIP_LOCK_TIMEOUT_S = 900
 # The parts a lock's files (but torch's) are downloaded in, at once: pip fetches one file at a time.
@@ -38,6 +43,11 @@ DOWNLOAD_PARTS = 3
 def _usable(venv: VenvData | None, python_minor: str) -> bool:
     """The venv exists, is made from this Python minor and has pip."""
     return bool(venv and venv["python"].startswith(python_minor + ".") and venv["packages"].get("pip"))
+
+
+def _fresh(venv: VenvData | None) -> bool:
+    """The venv exists and holds only what a fresh one does: no downloaded code that root would run."""
+    return bool(venv and venv["packages"] and set(venv["packages"]) <= FRESH_VENV_PACKAGES)
 
 
 def _matches(venv: VenvData | None, plan: VenvPlan) -> bool:
@@ -161,17 +171,17 @@ def _pip_config(sources: list[str]) -> str:
 
 
 def _pip_download(
-    plan: VenvPlan, sources: list[str], *what: str, conf: str = "", dest: str = "", locked: bool = True
+    plan: VenvPlan, sources: list[str], *what: str, conf: str = "", dest: str = "", locked: bool = True, pip: str = ""
 ) -> StringCommand:
     """pip download into the wheelhouse, wheels only (an sdist would run its build backend as root: pip
     refuses it, naming the package); with conf, the sources are in that pip configuration file (a URL
     with a password there, never on the command line). locked: under the venv's pip lock (else the
-    caller holds it)."""
+    caller holds it). pip: the pip that downloads (default the venv's, while it is fresh)."""
     where = ["env", QuoteString(f"PIP_CONFIG_FILE={conf}")] if conf else []
     return StringCommand(
         *(pip_locked(plan.venv_dir) if locked else []),
         *where,
-        QuoteString(f"{plan.venv_dir}/bin/pip"),
+        QuoteString(pip or f"{plan.venv_dir}/bin/pip"),
         "download",
         *ONLY_WHEELS,
         "--disable-pip-version-check",
@@ -200,7 +210,7 @@ def pip_at_once(venv_dir: str, commands: list[StringCommand], remove: list[str])
     return StringCommand(*pip_locked(venv_dir), "sh", "-c", QuoteString(StringCommand(*group)))
 
 
-def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]], at_once: bool = False):
+def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]], at_once: bool = False, pip: str = ""):
     """Each (name, sources, requirements) download, one after the other or (at_once) all at once; where
     a source URL holds a password, its sources go to the host in a root-only pip configuration file
     (private_upload), removed once pip is done. A step named "uv" downloads into the wheelhouse's
@@ -213,7 +223,7 @@ def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]], at_once
             if conf:
                 yield private_upload.upload(conf, _pip_config(sources))
                 confs.append(conf)
-            commands.append(_pip_download(plan, sources, *what, conf=conf, dest=dest, locked=False))
+            commands.append(_pip_download(plan, sources, *what, conf=conf, dest=dest, locked=False, pip=pip))
         label = f"wheels ({', '.join(name for name, _, _ in steps)})"
         yield remote.watched(label, pip_at_once(plan.venv_dir, commands, confs))  # progress shown
         return
@@ -226,7 +236,7 @@ def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]], at_once
                 f"wheels ({name})",
                 StringCommand(
                     "{",
-                    _pip_download(plan, sources, *what, conf=conf, dest=dest),
+                    _pip_download(plan, sources, *what, conf=conf, dest=dest, pip=pip),
                     ";",
                     "rc=$?",
                     ";",
@@ -241,7 +251,7 @@ def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]], at_once
                 ),
             )
         else:
-            yield remote.watched(f"wheels ({name})", _pip_download(plan, sources, *what, dest=dest))  # progress shown
+            yield remote.watched(f"wheels ({name})", _pip_download(plan, sources, *what, dest=dest, pip=pip))
 
 
 def _keep_on_controller(host, text: str, local_path: str) -> bool:
@@ -300,6 +310,11 @@ def wheelhouse_filled(plan: VenvPlan):
         return
     marker = f"{plan.wheelhouse}/.complete"
     yield StringCommand("mkdir", "-p", QuoteString(plan.wheelhouse), "&&", "rm", "-f", QuoteString(marker))
+    pip = ""
+    if not _fresh(host.get_fact(VenvPackages, plan.venv_dir)):  # it holds downloaded code: a pip-only venv
+        pip_venv = f"{plan.venv_dir}.pip"
+        yield remote.shell("venv_create.sh", plan.python, pip_venv)
+        pip = f"{pip_venv}/bin/pip"
     torch = plan.requirements.get("torch")
     uv_step = None
     if plan.installer == "uv":  # the installer's own wheel, pinned by hash, beside (not in) the venv's lock
@@ -325,7 +340,7 @@ def wheelhouse_filled(plan: VenvPlan):
             )
             for part in range(parts)
         ]
-        yield from _downloads(plan, [*steps, *([uv_step] if uv_step else [])], at_once=True)
+        yield from _downloads(plan, [*steps, *([uv_step] if uv_step else [])], at_once=True, pip=pip)
     else:
         steps = []
         if torch:
@@ -334,8 +349,10 @@ def wheelhouse_filled(plan: VenvPlan):
         # version, which PyPI never has) resolves only to the wheel just fetched into the wheelhouse.
         pins = [QuoteString(pip_requirement(k, v)) for k, v in plan.requirements.items()]
         steps.append(("index", [*_index_sources(plan), "--find-links", plan.wheelhouse], pins))
-        yield from _downloads(plan, [*steps, *([uv_step] if uv_step else [])])
+        yield from _downloads(plan, [*steps, *([uv_step] if uv_step else [])], pip=pip)
         yield remote.python("python3", "wheel_lock.py", plan.wheelhouse)
+    if pip:
+        yield StringCommand("rm", "-rf", QuoteString(pip.removesuffix("/bin/pip")))
     yield StringCommand("touch", QuoteString(marker))
     if plan.lock_store and not plan.lock:
         yield private_upload.read(plan.lock_file, partial(_save_lock, local_path=plan.lock_store, plan=plan))
@@ -347,7 +364,8 @@ def packages_installed(plan: VenvPlan):
 
     A marker file stands in the venv while pip runs: one left behind means a pip was cut off, and
     a package it was writing can look installed (its metadata in place) with its files half written.
-    Then every package is installed again (--force-reinstall, still from the wheelhouse).
+    Then, as whenever the venv holds packages already (downloaded code, which the installer would run
+    as root: its interpreter starts there), the venv is made afresh and every package installed into it.
     """
     venv_dir, requirements = plan.venv_dir, plan.requirements
     venv = host.get_fact(VenvPackages, venv_dir)
@@ -362,10 +380,11 @@ def packages_installed(plan: VenvPlan):
         host.noop(f"venv has {', '.join(f'{k} {v}' for k, v in requirements.items())}")
         return
     yield remote.python("python3", "wheel_lock.py", "--check", plan.wheelhouse)  # each file, its sha256
+    if interrupted or not _fresh(venv):
+        yield StringCommand(*pip_locked(venv_dir), remote.shell("venv_create.sh", plan.python, venv_dir))
     if plan.installer == "uv":
-        again = "reinstall" if interrupted else ""
         uv = (plan.tools, UV_VERSION, *UV_SHA256)
-        install = remote.shell("venv_install.sh", venv_dir, plan.wheelhouse, plan.lock_file, again, *uv)
+        install = remote.shell("venv_install.sh", venv_dir, plan.wheelhouse, plan.lock_file, "", *uv)
         yield StringCommand(
             "touch", QuoteString(marker), "&&", *pip_locked(venv_dir), install, "&&", "rm", "-f", QuoteString(marker)
         )
@@ -381,7 +400,6 @@ def packages_installed(plan: VenvPlan):
         "--disable-pip-version-check",
         "--no-index",
         "--no-compile",
-        *(["--force-reinstall"] if interrupted else []),
         "--progress-bar",
         "off",
         "--find-links",
