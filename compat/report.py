@@ -62,6 +62,8 @@ def plan(
         f"  python   {d.python} at {d.python_path} ({python}); the python backend stub for {d.python}",
         *(f"           passed over {why}" for why in d.python_passed_over),
         f"  torch    {d.torch_requirement} from {mask(torch_from)}",
+        "  lock     each file checked against the sha256 its index publishes; one with none is refused"
+        + (f", but for {settings.lock_trust_on_first_use} (lock_trust_on_first_use)" if settings.lock_trusted else ""),
         f"  apt      {', '.join(d.apt_packages) + ' to add' if d.apt_packages else 'nothing to add'}",
     ]
     if a:

@@ -195,6 +195,11 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "offline": lambda v: None,
     "purge_persist": lambda v: None,
     "triton_keep_versions": lambda v: None if 1 <= v <= 100 else "must be 1 to 100 (1 keeps only what runs)",
+    "lock_trust_on_first_use": lambda v: (
+        None
+        if re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*(,[A-Za-z0-9][A-Za-z0-9._-]*)*)?", v)
+        else "must be package names separated by commas, no spaces: torch or torch,mypkg"
+    ),
     "venv_lock_dir": lambda v: None if "\0" not in v and "\n" not in v else "must be a directory on the controller",
     "audit_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
     "step_timings_path": lambda v: None if "\0" not in v else "must be a file name (or empty)",

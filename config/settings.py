@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache
@@ -81,6 +82,7 @@ class Settings:
     venv_snapshot_compression: str
     venv_installer: str
     venv_lock_dir: str
+    lock_trust_on_first_use: str
     triton_keep_versions: int
     purge_persist: bool
     audit_report_path: str
@@ -95,6 +97,11 @@ class Settings:
     hf_endpoint: str = ""
     hub_folder_cache: str = "hub-folders"
     hf_token: str = field(default="", repr=False)  # a secret: never printed, written 0600
+
+    @property
+    def lock_trusted(self) -> frozenset[str]:
+        """The packages (normalised names) whose files the lock may hold with no digest an index publishes."""
+        return frozenset(re.sub(r"[-_.]+", "-", n).lower() for n in self.lock_trust_on_first_use.split(",") if n)
 
     @property
     def http_connect_host(self) -> str:

@@ -104,6 +104,11 @@ venv_installer = "uv"
 # checked. Relative paths are to this directory tree. "" = no lock is kept (each wheelhouse still
 # records its own). Commit the locks you rely on.
 venv_lock_dir = "venv-locks"
+# The first lock is checked on the controller against the sha256 each file's index publishes. A file no
+# index publishes one for (a wheel from pip_find_links, an index that did not answer) is refused, and no
+# lock kept, unless its package is named here: "torch" (or "torch,mypkg") accepts those packages' files
+# as first downloaded (trust on first use). The plan says which.
+lock_trust_on_first_use = ""
 
 # How many of each kind to keep: Triton installs, venvs and model repositories under triton_home,
 # wheelhouses and downloads on persist_dir. The newest are kept, and never what the running server

@@ -1,7 +1,8 @@
 """A venv lock the first host made is checked on the controller against the sha256 its indexes publish
 for each file, before any host installs from it: a file whose published digest differs is refused (a
-mirror or a path in between changed it), and files no index publishes a digest for are named (the lock
-then trusts the first download of them: a find-links folder of the user's, say).
+mirror or a path in between changed it), and so is a file no index publishes a digest for (a find-links
+folder's, or one whose index did not answer), unless the setting lock_trust_on_first_use names its package:
+then the lock trusts the first download of it.
 
 The indexes are asked the way pip asks them: the simple API (PEP 691 JSON, else PEP 503 HTML, whose
 links carry `#sha256=`), at the index URL (PyPI's by default) and the torch variant's index, from the
@@ -42,8 +43,19 @@ class LockEntry:
 @dataclass(frozen=True)
 class LockCheck:
     mismatched: tuple[str, ...]  # "file: lock sha256 X, published Y (where)"
-    unpublished: tuple[str, ...]  # files no index asked publishes a digest for
+    unpublished: tuple[LockEntry, ...]  # files no index asked publishes a digest for (or whose page did not answer)
     unreachable: tuple[str, ...]  # "url: why" of the pages that could not be read
+    trusted: frozenset[str] = frozenset()  # packages whose unpublished files are accepted as first downloaded
+
+    @property
+    def untrusted(self) -> tuple[str, ...]:
+        """The files with no published digest whose package the trust-on-first-use setting does not name."""
+        return tuple(e.filename for e in self.unpublished if e.name not in self.trusted)
+
+    @property
+    def refused(self) -> bool:
+        """Nothing is installed from this lock: a digest differs, or a file has none and is not trusted."""
+        return bool(self.mismatched or self.untrusted)
 
     @property
     def lines(self) -> list[str]:
@@ -51,10 +63,19 @@ class LockCheck:
         out = []
         if self.mismatched:
             out.append("lock refused: the index publishes another sha256 for " + "; ".join(self.mismatched))
-        if self.unpublished:
+        if self.untrusted:
+            names = ",".join(sorted({e.name for e in self.unpublished if e.name not in self.trusted}))
             out.append(
-                f"lock: {len(self.unpublished)} file(s) with no digest published by an index asked, kept as first "
-                f"downloaded: {', '.join(self.unpublished)}"
+                f"lock refused: no index asked publishes a sha256 for {', '.join(self.untrusted)} (from a "
+                "find-links folder, or its index did not answer): nothing was installed from the wheelhouse and "
+                f"no lock was kept. Fix: serve it from an index that publishes digests, or accept it as first "
+                f"downloaded with lock_trust_on_first_use = '{names}'"
+            )
+        kept = [e.filename for e in self.unpublished if e.name in self.trusted]
+        if kept:
+            out.append(
+                f"lock: {len(kept)} file(s) with no digest published by an index asked, kept as first downloaded "
+                f"(lock_trust_on_first_use): {', '.join(kept)}"
             )
         if self.unreachable:
             out.append("lock: could not ask " + "; ".join(self.unreachable))
@@ -121,8 +142,11 @@ def _ask(fetch: Fetch, url: str) -> dict[str, str] | str:
         return f"{_shown(url)}: {type(exc).__name__}: {exc}"
 
 
-def check(lock_text: str, index_url: str, torch_index: str | None, fetch: Fetch) -> LockCheck:
-    """The lock against what its indexes publish (each page asked once, eight at a time, through fetch)."""
+def check(
+    lock_text: str, index_url: str, torch_index: str | None, fetch: Fetch, trusted: frozenset[str] = frozenset()
+) -> LockCheck:
+    """The lock against what its indexes publish (each page asked once, eight at a time, through fetch);
+    trusted: the packages whose files may go without a published digest."""
     lock = entries(lock_text)
     urls = pages(lock, index_url, torch_index)
     with ThreadPoolExecutor(max_workers=8) as pool:
@@ -142,8 +166,8 @@ def check(lock_text: str, index_url: str, torch_index: str | None, fetch: Fetch)
         if wrong:
             mismatched.append(f"{e.filename}: lock sha256 {e.sha256}, published {wrong[0][0]} ({wrong[0][1]})")
         elif not said:
-            unpublished.append(e.filename)
-    return LockCheck(tuple(mismatched), tuple(unpublished), tuple(unreachable))
+            unpublished.append(e)
+    return LockCheck(tuple(mismatched), tuple(unpublished), tuple(unreachable), trusted)
 
 
 def _shown(url: str) -> str:

@@ -269,7 +269,7 @@ def _save_lock(host, text: str, local_path: str, plan: VenvPlan) -> bool:
     """Keep the lock this run made on the controller (later hosts, and this one after a reset, install
     exactly it), once each file's sha256 agrees with what its index publishes (tasks/lock_digests.py);
     one that does not fails the step before anything is installed from the wheelhouse."""
-    checked = lock_digests.check(text, plan.index_url, plan.torch_index, lock_digests.urllib_fetch)
+    checked = lock_digests.check(text, plan.index_url, plan.torch_index, lock_digests.urllib_fetch, plan.lock_trusted)
     for line in checked.lines:
         host.log(line)
     if checked.mismatched:
@@ -277,6 +277,7 @@ def _save_lock(host, text: str, local_path: str, plan: VenvPlan) -> bool:
             "the wheelhouse's files differ from what the index publishes: nothing was installed from it and no lock "
             f"was kept. Remove {plan.wheelhouse} on the host (or fix the mirror in between) and run again."
         )
+    if checked.refused:
         return False
     return _keep_on_controller(host, text, local_path)
 
@@ -353,9 +354,9 @@ def wheelhouse_filled(plan: VenvPlan):
         yield remote.python("python3", "wheel_lock.py", plan.wheelhouse)
     if pip:
         yield StringCommand("rm", "-rf", QuoteString(pip.removesuffix("/bin/pip")))
-    yield StringCommand("touch", QuoteString(marker))
-    if plan.lock_store and not plan.lock:
+    if plan.lock_store and not plan.lock:  # the wheelhouse is complete only once its lock is checked and kept
         yield private_upload.read(plan.lock_file, partial(_save_lock, local_path=plan.lock_store, plan=plan))
+    yield StringCommand("touch", QuoteString(marker))
 
 
 @operation()

@@ -66,6 +66,7 @@ class VenvPlan:
     cert: str = ""  # a CA bundle for pip instead of certifi's (a standalone Python's pip)
     lock: str = ""  # the venv's lock kept on the controller (every package, with its sha256); "" = none yet
     lock_store: str = ""  # where on the controller the lock made by this run is kept; "" = not kept
+    lock_trusted: frozenset[str] = frozenset()  # packages whose files may have no published digest (TOFU)
     offline: bool = False  # no index: a venv that holds the pins is kept without filling the wheelhouse
     installer: str = "pip"  # what installs the wheelhouse into the venv: "uv" (its wheel in tools/) or "pip"
     tools: str = ""  # where uv's binary is unpacked (local disk, beside the installs)
@@ -160,6 +161,7 @@ def plan(
         cert=decisions.pip_cert,
         lock=lock,
         lock_store=lock_store,
+        lock_trusted=settings.lock_trusted,
         offline=settings.offline,
         installer=settings.venv_installer,
         tools=layout.tools,

@@ -63,6 +63,7 @@ def mirror_settings(mirror) -> dict:
         "pip_find_links": f"{mirror.url}/wheels/",
         "torch_index_url": "",
         "torch_version": TORCH_VERSION,
+        "lock_trust_on_first_use": "torch",  # the mirror's find-links publishes no digest for it
         # the tests' venv locks, kept with the mirror (never in the source tree)
         "venv_lock_dir": str(mirror.root.parent / "venv-locks"),
     }

@@ -249,7 +249,7 @@ def _settings(ctx: dict) -> dict:
     return {
         k: v
         for k, v in data.items()
-        if k in ("triton_pytriton_url", "pip_find_links", "torch_index_url", "torch_version")
+        if k in ("triton_pytriton_url", "pip_find_links", "torch_index_url", "torch_version", "lock_trust_on_first_use")
     }
 
 

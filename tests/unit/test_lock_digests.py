@@ -54,7 +54,7 @@ def pages(mapping: dict[str, tuple[str, bytes]]):
 def test_a_file_the_index_publishes_another_digest_for_is_refused() -> None:
     fetch = pages({"https://pypi.org/simple/six/": ("application/vnd.pypi.simple.v1+json", SIX_JSON)})
     good = lock_digests.check(lock(), "", None, fetch)
-    assert good.mismatched == () and good.unpublished == () and good.unreachable == ()
+    assert good.mismatched == () and good.unpublished == () and good.unreachable == () and not good.refused
     bad = lock_digests.check(lock("0" * 64), "", None, fetch)
     assert bad.mismatched == (
         f"{SIX_WHEEL}: lock sha256 {'0' * 64}, published {SIX_SHA} (https://pypi.org/simple/six/)",
@@ -62,15 +62,36 @@ def test_a_file_the_index_publishes_another_digest_for_is_refused() -> None:
     assert bad.lines[0].startswith("lock refused: the index publishes another sha256 for six-1.17.0")
 
 
-def test_torch_is_asked_at_its_own_index_and_files_no_index_publishes_are_named() -> None:
+def test_torch_is_asked_at_its_own_index_and_a_file_no_index_publishes_is_refused_unless_trusted() -> None:
+    """A file whose index has no digest for it (or does not answer: 404, 503) fails the lock closed, naming
+    the file and the setting that accepts it; named in lock_trust_on_first_use, it is kept, and said so."""
     fetch = pages({"https://pypi.org/simple/six/": ("text/html", SIX_HTML)})
+    torch = "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
     checked = lock_digests.check(lock() + TORCH, "", "https://download.pytorch.org/whl/cpu", fetch)
-    assert checked.mismatched == ()
-    assert checked.unpublished == ("torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",)
+    assert checked.mismatched == () and checked.untrusted == (torch,) and checked.refused
     assert sorted(u.split(": ")[0] for u in checked.unreachable) == [
         "https://download.pytorch.org/whl/cpu/torch/",
         "https://pypi.org/simple/torch/",
     ]
+    assert checked.lines[0].startswith(f"lock refused: no index asked publishes a sha256 for {torch}")
+    assert checked.lines[0].endswith("lock_trust_on_first_use = 'torch'")
+    trusted = lock_digests.check(
+        lock() + TORCH, "", "https://download.pytorch.org/whl/cpu", fetch, frozenset({"torch"})
+    )
+    assert not trusted.refused and trusted.untrusted == ()
+    assert (
+        trusted.lines[0] == f"lock: 1 file(s) with no digest published by an index asked, kept as first downloaded "
+        f"(lock_trust_on_first_use): {torch}"
+    )
+
+
+def test_an_index_that_does_not_answer_refuses_the_lock() -> None:
+    def down(url: str) -> tuple[str, bytes]:
+        raise OSError("HTTP Error 503: Service Unavailable")
+
+    checked = lock_digests.check(lock(), "", None, down)
+    assert checked.refused and checked.untrusted == (SIX_WHEEL,)
+    assert checked.unreachable == ("https://pypi.org/simple/six/: OSError: HTTP Error 503: Service Unavailable",)
 
 
 class _Index(BaseHTTPRequestHandler):
