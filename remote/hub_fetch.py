@@ -1,6 +1,6 @@
 """Download the files a model's task loads from the HuggingFace Hub into the HF cache, verified, and no others.
 
-    python3 hub_fetch.py REPO REVISION MARKER_FILE [MODEL_NAME]
+    python3 hub_fetch.py REPO REVISION MARKER_FILE [MODEL_NAME]     (MARKER_FILE "-": the record on stdout)
 
 Only root-level files: the configuration and tokenizer files (*.json, *.txt, *.model) and one copy
 of the weights: the safetensors files where the repository has them, else the PyTorch ones; never
@@ -20,8 +20,13 @@ MARKER_FILE (JSON), read by the HubSnapshot fact. A partial file resumes on the 
 Runs as the server's user (the cache is that user's; root never writes in it), with the host's
 python3 (3.8+) and no huggingface_hub: HF_HOME (or HF_HUB_CACHE), HF_ENDPOINT and HF_TOKEN come from
 the environment; the token is sent to the hub's own host only, never after a redirect to another.
+On a host the secrets never are in its environment (another process of the server's user, a model's
+code, reads /proc/PID/environ): root opens the token file and the network settings (root's, 0600) as
+the file descriptors HUB_SECRET_FDS names ("3 4"), and this script makes itself undumpable (its /proc
+files root's, no ptrace by that user) before it reads them, then closes them.
 """
 
+# ruff: noqa: E402 (the secrets are read before _http builds its opener)
 import hashlib
 import http.client
 import json
@@ -29,6 +34,32 @@ import os
 import re
 import sys
 import urllib.parse
+
+
+def _secrets_from_fds():
+    """The token, and the network settings (`export NAME='value'` lines) put into os.environ, read from
+    the descriptors root opened (HUB_SECRET_FDS: "TOKEN_FD NETWORK_FD"); "" and nothing where none."""
+    fds = os.environ.pop("HUB_SECRET_FDS", "").split()
+    if not fds:
+        return ""
+    import ctypes
+    import shlex
+
+    if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE 0: no /proc reads, no ptrace
+        raise SystemExit("hub: cannot make this process undumpable: its secrets are not read")
+    texts = []
+    for fd in fds:
+        with os.fdopen(int(fd), "r") as f:
+            texts.append(f.read())
+    for line in texts[1].splitlines() if len(texts) > 1 else []:
+        words = shlex.split(line, comments=True)
+        if len(words) == 2 and words[0] == "export" and "=" in words[1]:
+            name, value = words[1].split("=", 1)
+            os.environ[name] = value
+    return texts[0].strip()
+
+
+FD_TOKEN = _secrets_from_fds()  # before _http builds its opener: it reads the proxies from os.environ
 
 from _http import OPENER, masked, request
 from _progress import Progress
@@ -249,7 +280,7 @@ def main(repo, revision, marker_file, model=None):
     endpoint = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
     home = os.environ.get("HF_HOME") or os.path.expanduser("~/.cache/huggingface")
     cache = os.environ.get("HF_HUB_CACHE") or os.path.join(home, "hub")
-    token = os.environ.get("HF_TOKEN", "").strip()
+    token = FD_TOKEN or os.environ.get("HF_TOKEN", "").strip()
     try:
         commit, snapshot, digests, size, skipped, prefix = fetch(repo, revision, endpoint, token, cache, model)
     except Refused as exc:
@@ -268,8 +299,11 @@ def main(repo, revision, marker_file, model=None):
     record = {"repo": repo, "revision": revision, "commit": commit, "files": sorted(digests), "path": snapshot}
     if model:
         record["folder"] = os.path.join(snapshot, prefix)
-    with open(marker_file, "w") as f:
-        json.dump({**record, "digests": digests}, f)
+    if marker_file == "-":  # root writes it, from what it checks (remote/hub_record.py)
+        print(json.dumps({**record, "digests": digests}))
+    else:
+        with open(marker_file, "w") as f:
+            json.dump({**record, "digests": digests}, f)
     print(
         f"hub: {repo}@{revision} is commit {commit}: {len(digests)} files, {size} bytes, each checked against "
         f"the hub's digest ({skipped} other files of the repository not fetched)",

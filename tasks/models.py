@@ -132,38 +132,43 @@ def _triton_verify(spec: ModelSpec) -> dict:
     }
 
 
-def fetch_command(python: str, hf_home: str, hf_cache: str, markers: str, repo: str, revision: str, user: str):
+def fetch_command(
+    python: str, hf_home: str, hf_cache: str, markers: str, repo: str, revision: str, user: str, network_file: str
+) -> StringCommand:
     """hub_fetch.py as user (never root where the server has its own: the cache is that user's, and what
-    the hub sends is handled by code that cannot write anywhere else), the token in its environment (read
-    by root from the root-only token file, never on a command line). Its record goes to a file root made
-    for it in root's marker folder (it cannot be swapped for a link there), then root moves it into place."""
+    the hub sends is handled by code that cannot write anywhere else), with an empty environment: the token
+    and the network settings (proxy and endpoint passwords) are files of root's that root's shell opens as
+    descriptors 3 and 4 for it, never in its environment, which other processes of that user (a model's
+    code) read in /proc. It prints its record, which root's shell writes into root's own file; root checks
+    it (remote/hub_record.py) and writes the marker from it: no file of that user's is adopted."""
     marker = f"{markers}/{marker_name(repo, revision)}"
-    part, token = QuoteString(f"{marker}.fetching"), QuoteString(f"{hf_home}/token")
-    env = {"HF_HOME": hf_home, "HF_HUB_CACHE": hf_cache}
-    fetch = remote.python(python, "hub_fetch.py", repo, revision, f"{marker}.fetching", env=env)
-    own: list = ["install", "-m", "600", "/dev/null", part]
-    drop: list = []
-    if user != "root":
-        who = QuoteString(user)
-        own = ["install", "-o", who, "-g", who, "-m", "600", "/dev/null", part]
-        drop = remote.as_user(user)
+    part, token, net = QuoteString(f"{marker}.fetching"), QuoteString(f"{hf_home}/token"), QuoteString(network_file)
+    env = {"PATH": "/usr/bin:/bin", "HF_HOME": hf_home, "HF_HUB_CACHE": hf_cache, "HUB_SECRET_FDS": "3 4"}
+    fetch = remote.python(python, "hub_fetch.py", repo, revision, "-", env=env, clean=True)
+    drop = remote.as_user(user) if user != "root" else []
+    record = remote.python("python3", "hub_record.py", hf_cache, repo, revision, f"{marker}.fetching", marker)
     return StringCommand(
-        "mkdir", "-p", "-m", "755", QuoteString(markers), "&&", "rm", "-f", part, "&&", *own, "&&",
-        "if", "[", "-s", token, "];", "then", "HF_TOKEN=$(cat", token, ");", "export", "HF_TOKEN;", "fi", "&&",
-        *drop, fetch, "&&",
-        "chown", "root:root", part, "&&", "chmod", "644", part, "&&", "mv", "-f", part, QuoteString(marker),
+        "mkdir", "-p", "-m", "755", QuoteString(markers), "&&", "rm", "-f", part, "&&",
+        "tok=/dev/null", "&&", "{", "[", "!", "-s", token, "]", "||", StringCommand("tok=", token, _separator=""),
+        ";", "}", "&&",
+        "netf=/dev/null", "&&", "{", "[", "!", "-s", net, "]", "||", StringCommand("netf=", net, _separator=""),
+        ";", "}", "&&",
+        *drop, fetch, '3<"$tok"', '4<"$netf"', ">", part, "&&", record,
     )  # fmt: skip
 
 
 @operation()
-def hub_snapshot(python: str, hf_home: str, hf_cache: str, markers: str, repo: str, revision: str, user: str):
+def hub_snapshot(
+    python: str, hf_home: str, hf_cache: str, markers: str, repo: str, revision: str, user: str, network_file: str
+):
     """The files the model's task loads at this revision are in the HF cache, fetched once and verified
     against the hub's digests (remote/hub_fetch.py), as the server's user; the commit the revision
     resolved to and the files' digests are recorded where only root writes."""
     if host.get_fact(HubSnapshot, markers, repo, revision):
         host.noop(f"{repo}@{revision} is in the HuggingFace cache")
         return
-    yield remote.live(fetch_command(python, hf_home, hf_cache, markers, repo, revision, user))  # progress shown
+    fetch = fetch_command(python, hf_home, hf_cache, markers, repo, revision, user, network_file)
+    yield remote.live(fetch)  # progress shown
 
 
 @deploy("Model sources")
@@ -197,6 +202,7 @@ def sources(
                 repo=spec.repo,
                 revision=spec.revision,
                 user=user,
+                network_file=layout.network_settings_file,
                 **net,
             )
 

@@ -33,6 +33,7 @@ class Request:
     range: str  # the Range header, "" without one
     status: int
     sent: int = 0
+    authorization: str = ""  # the Authorization header, "" without one
 
 
 @dataclass
@@ -143,7 +144,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             if body:
                 self.wfile.write(data)
-            self.hub._record(Request(self.command, repo_id, "", "", 200, len(data)))
+            auth = self.headers.get("Authorization", "")
+            self.hub._record(Request(self.command, repo_id, "", "", 200, len(data), auth))
             return None
         path = repo.root / file
         if not path.is_file() or ".." in file.split("/"):

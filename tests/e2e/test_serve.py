@@ -398,6 +398,105 @@ def test_links_the_server_user_plants_in_its_cache_reach_nothing_of_roots(served
     host.ssh(f"rm -rf {folder}.aside /root/target-ref /root/target-blob")
 
 
+# Run as the server's user while a hub fetch runs (what a model's code of that user could do): reads every
+# process's environment and command line for the token and the endpoint's password, opens the descriptors
+# of the fetch (its secrets' files) and writes into any record being made. Counts the fetches it saw.
+SERVER_USER_SPY = r"""
+import glob, os, sys
+needles, stop = [bytes.fromhex(n) for n in sys.argv[1].split(",")], sys.argv[2]
+seen, hits, opened, wrote, scans = set(), set(), set(), set(), 0
+while not os.path.exists(stop):
+    scans += 1
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        fetch = b"_secrets_from_fds" in cmd
+        if fetch:
+            seen.add(pid)
+        for name in ("environ", "cmdline"):
+            try:
+                with open("/proc/%s/%s" % (pid, name), "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            if any(n in data for n in needles):
+                hits.add("%s %s" % (pid, name))
+        for fd in ("3", "4") if fetch else ():
+            try:
+                with open("/proc/%s/fd/%s" % (pid, fd), "rb") as f:
+                    opened.add("%s fd %s: %r" % (pid, fd, f.read(40)))
+            except OSError:
+                pass
+    for part in glob.glob("/persist/huggingface/provisioner-fetched/*.fetching"):
+        try:
+            with open(part, "a") as f:
+                f.write('{"path": "/root"}')
+            wrote.add(part)
+        except OSError:
+            pass
+for line in sorted(hits):
+    print("HIT", line)
+for line in sorted(opened):
+    print("OPENED", line)
+for line in sorted(wrote):
+    print("WROTE", line)
+print("SCANS", scans, "FETCHES", len(seen), flush=True)
+"""
+
+
+def test_the_hub_fetch_keeps_its_secrets_from_the_server_users_processes_and_root_writes_its_record(
+    served_host: dict, hub
+) -> None:
+    """A fetch with a token and a proxy password, watched throughout by a process of the server's user (as a
+    model's code would be): neither is in any environment or command line it can read, it cannot open the
+    fetch's descriptors, nor write into the record being made; root's record names the snapshot, and the
+    token reached the hub."""
+    host = served_host["host"]
+    token = "hf_" + os.urandom(12).hex()
+    folder = "/persist/huggingface/hub/models--tiny--clf"
+    host.ssh(f"mv {folder} {folder}.aside && rm -f /run/spy-stop")  # the next run fetches tiny/clf again
+    proxy = f"http://ops:proxypw{token[3:11]}@127.0.0.1:9"  # a password in the network settings (no proxy there:
+    # the hub is in no_proxy, so the fetch succeeds only where it read the settings, HF_ENDPOINT too, from fd 4)
+    needles = ",".join(x.encode().hex() for x in (token, f"proxypw{token[3:11]}"))
+    spy = SERVER_USER_SPY.replace("'", "'\\''")
+    host.ssh(
+        f"nohup setpriv --reuid=triton-server --regid=triton-server --init-groups python3 -c '{spy}' {needles}"
+        " /run/spy-stop > /root/spy.out 2>&1 < /dev/null &"
+    )
+    data = {**_data(served_host), "hf_token": token, "http_proxy": proxy, "https_proxy": proxy}
+    data["no_proxy"] = "127.0.0.1,localhost"
+    inv = write_inventory(served_host["dir"] / "inv-token.py", [host], data, own_ports=True)
+    try:
+        res = run_pyinfra(inv, "deploy/serve.py", "-y")
+    finally:
+        host.ssh("touch /run/spy-stop")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    deadline = time.monotonic() + 30
+    while "SCANS" not in host.ssh("cat /root/spy.out").stdout:
+        assert time.monotonic() < deadline, "the spy did not finish"
+        time.sleep(0.2)
+    spied = host.ssh("cat /root/spy.out").stdout
+    fetches = int(re.search(r"FETCHES (\d+)", spied).group(1))
+    assert fetches >= 1 and "HIT" not in spied and "OPENED" not in spied and "WROTE" not in spied, spied
+    assert token not in out
+    asked = [r for r in hub.log if r.repo == "tiny/clf" and not r.file]
+    assert asked[-1].authorization == f"Bearer {token}"  # the token came through its descriptor
+    markers = host.ssh("cat /persist/huggingface/provisioner-fetched/*.json").stdout.replace("}{", "}\n{")
+    marker = next(m for m in map(json.loads, markers.splitlines()) if m["repo"] == "tiny/clf")
+    assert marker["path"] == f"{folder}/snapshots/{marker['commit']}"
+    owners = host.ssh("stat -c '%U %a' /persist/huggingface/provisioner-fetched/*.json").stdout.split("\n")
+    assert {o for o in owners if o} == {"root 644"}
+    host.ssh(f"rm -rf {folder}.aside /root/spy.out")
+    res, _ = serve(served_host)  # back to the module's settings: no token
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
 def test_hub_models_are_fetched_lean_and_pinned_and_a_cut_transfer_resumes(
     served_host: dict, models_dir: Path, hub, tmp_path: Path
 ) -> None:
