@@ -1,6 +1,7 @@
 """Load, reload and unload models through Triton's repository API while the server goes on serving.
 
     python3 model_control.py BASE_URL GRPC_URL KEY_FILE HEADER TIMEOUT_S MODELS_DIR ITEM...
+    python3 model_control.py --touch MODELS_DIR ITEM...     (as root, first: the models to load touched)
 
 ITEM is load:NAME (load, or reload from the repository as it is now: Triton swaps the new copy in when
 it is ready and keeps the old one serving if it fails), swap:NAME (unload, wait until it is gone, then
@@ -12,11 +13,13 @@ tritonclient): a load over HTTP holds one of Triton's HTTP threads for the whole
 requests to other models that land on that thread wait as long (seen: 12 s here; Triton issue 8958).
 
 On a failed load prints the model, Triton's error, its cause and fix, and exits 1 (the unloads are then
-not done). Runs on the host (3.8+), as root (it reads the key).
+not done). Runs on the host (3.8+) as the server's user (the venv's Python is that user's to run; its
+group reads the key).
 
 Triton reloads a loaded model only when its files are newer than those it loaded; a change may switch
-the repository back to a directory written earlier (a rollback, or a change undone), so each model is
-touched (every folder and file under MODELS_DIR/NAME) just before its load.
+the repository back to a directory written earlier (a rollback, or a change undone), so each model to
+load is touched (every folder and file under MODELS_DIR/NAME) just before the loads, by root (--touch,
+with the host's python3: the repository is root's).
 """
 
 from __future__ import annotations
@@ -151,7 +154,6 @@ def main(base: str, grpc_url: str, key_file: str, header: str, timeout: str, mod
     took: dict[str, float] = {}
 
     def load(name: str) -> None:
-        touched(models_dir, name)
         started = time.monotonic()
         status, body = api.load(name, grpc_url)
         took[name] = time.monotonic() - started
@@ -179,5 +181,14 @@ def main(base: str, grpc_url: str, key_file: str, header: str, timeout: str, mod
     return 0
 
 
+def touch(models_dir: str, *items: str) -> int:
+    """As root, before the loads (the repository is root's; the loads run as the server's user): each model
+    to load made newer than what Triton loaded."""
+    for verb, _, name in (item.partition(":") for item in items):
+        if verb in ("load", "swap") and NAME.fullmatch(name):
+            touched(models_dir, name)
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    sys.exit(touch(*sys.argv[2:]) if sys.argv[1] == "--touch" else main(*sys.argv[1:]))

@@ -165,7 +165,8 @@ def _control(plan: ServerPlan, proof_file: str, items: list[str]) -> StringComma
     def control(proof: str) -> StringCommand:
         return model_control.command(plan.base_url, grpc, plan.key_file, proof, plan.models_dir, items, plan.launcher)
 
-    return _as_server_user(plan.user, proof_file, "control", control)
+    touch = remote.python("python3", "model_control.py", "--touch", plan.models_dir, *items)  # root's files
+    return StringCommand(touch, "&&", _as_server_user(plan.user, proof_file, "control", control))
 
 
 def _all(*commands) -> list:
