@@ -37,17 +37,11 @@ def shell(name: str, *args: str | int) -> StringCommand:
 
 
 def python(
-    interpreter: str,
-    name: str,
-    *args: str,
-    via: str | None = None,
-    env: dict[str, str] | None = None,
-    clean: bool = False,
+    interpreter: str, name: str, *args: str, via: str | None = None, env: dict[str, str] | None = None
 ) -> StringCommand:
-    """`[env [-i] K=V] [VIA] PYTHON -c SCRIPT ARG...`. via is a launcher that sets the environment first
-    (the interpreter is then found on its PATH); clean: env's variables alone, nothing inherited."""
-    prefix: list = ["env", *(["-i"] if clean else []), *(QuoteString(f"{k}={v}") for k, v in (env or {}).items())]
-    prefix = prefix if env or clean else []
+    """`[env K=V] [VIA] PYTHON -c SCRIPT ARG...`. via is a launcher that sets the environment first
+    (the interpreter is then found on its PATH)."""
+    prefix: list = ["env", *(QuoteString(f"{k}={v}") for k, v in (env or {}).items())] if env else []
     if via:
         prefix.append(QuoteString(via))
     return StringCommand(

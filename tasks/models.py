@@ -144,8 +144,10 @@ def fetch_command(
     marker = f"{markers}/{marker_name(repo, revision)}"
     part, token, net = QuoteString(f"{marker}.fetching"), QuoteString(f"{hf_home}/token"), QuoteString(network_file)
     env = {"PATH": "/usr/bin:/bin", "HF_HOME": hf_home, "HF_HUB_CACHE": hf_cache, "HUB_SECRET_FDS": "3 4"}
-    fetch = remote.python(python, "hub_fetch.py", repo, revision, "-", env=env, clean=True)
+    # the environment emptied before the user is taken (root's shell holds the network settings it read)
+    clean: list = ["env", "-i", *(QuoteString(f"{k}={v}") for k, v in env.items())]
     drop = remote.as_user(user) if user != "root" else []
+    fetch = remote.python(python, "hub_fetch.py", repo, revision, "-")
     record = remote.python("python3", "hub_record.py", hf_cache, repo, revision, f"{marker}.fetching", marker)
     return StringCommand(
         "mkdir", "-p", "-m", "755", QuoteString(markers), "&&", "rm", "-f", part, "&&",
@@ -153,7 +155,7 @@ def fetch_command(
         ";", "}", "&&",
         "netf=/dev/null", "&&", "{", "[", "!", "-s", net, "]", "||", StringCommand("netf=", net, _separator=""),
         ";", "}", "&&",
-        *drop, fetch, '3<"$tok"', '4<"$netf"', ">", part, "&&", record,
+        *clean, *drop, fetch, '3<"$tok"', '4<"$netf"', ">", part, "&&", record,
     )  # fmt: skip
 
 
