@@ -147,6 +147,12 @@ class Layout:
         return f"{self.home}/tools"
 
     @property
+    def apt_state(self) -> str:
+        """Root's local record of the apt cache's check (what was intact), and the manifest's digest on its
+        way to the controller."""
+        return "/etc/triton-provisioner/apt"
+
+    @property
     def apt_cache(self) -> str:
         """apt's lists and .debs, so a reset host installs its libraries offline."""
         return f"{self.persist}/apt"

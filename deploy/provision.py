@@ -44,7 +44,7 @@ from tasks import (
     venv,
 )
 from tasks.serve_models import serve
-from tasks.venv_plan import VenvPlan
+from tasks.venv_plan import VenvPlan, apt_digest_store
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
 
@@ -75,6 +75,9 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: VenvPlan, artifa
         packages=d.apt_packages,
         cache_dir=layout.apt_cache,
         offline=settings.offline,
+        state_dir=layout.apt_state,
+        manifest_sha256=apt_packages.manifest_digest_kept(apt_digest_store(settings, host.name)),
+        digest_store=apt_digest_store(settings, host.name),
         **net,
     )
 

@@ -1,15 +1,21 @@
 """apt's cache on the persistent path, recorded and checked: root installs from it after a reset.
 
-    python3 apt_cache.py record CACHE   after apt ran: the sha256 of every list and .deb
-    python3 apt_cache.py check CACHE    before apt runs: anything changed since is named and removed
+    python3 apt_cache.py record CACHE STATE          after apt ran: the sha256 of every list and .deb
+    python3 apt_cache.py check CACHE STATE SHA256    before apt runs: anything changed since is named and removed
 
 apt checks a .deb against the package lists, and the lists against their signatures, but only when
 it downloads them: lists kept on a (possibly shared) drive are trusted as they are. So a list that
 changed or that nobody recorded is removed with every other list and the update stamp (the next
 `apt-get update` fetches and verifies them again); a changed .deb is removed (apt fetches it again).
-Runs on the host (3.8+).
+
+The manifest sits on the drive beside what it guards, so it is trusted only where its own sha256 is the
+one the controller kept when it was written (SHA256: record leaves it in STATE/manifest.sha256, root's
+local disk, for the controller to take): a writer of the drive who alters a .deb and rewrites its line
+changes the manifest's digest, and every file counts as unrecorded. STATE (root's) also keeps what the
+check found intact, for the record after apt. Runs on the host (3.8+).
 """
 
+import hashlib
 import os
 import sys
 
@@ -17,9 +23,10 @@ from _common import sha256
 
 MANIFEST = "manifest.sha256"
 REPORT = "check.log"  # what the last check removed, for the run's output
-# What the last check found intact, each file with its size and mtime: the record after apt ran
-# hashes again only what apt wrote since (a cache on a slow network drive is read once, not twice).
+# What the last check found intact, each file with its size and mtime (in STATE, root's): the record after
+# apt ran hashes again only what apt wrote since (a cache on a slow network drive is read once, not twice).
 CHECKED = "checked"
+DIGEST = "manifest.sha256"  # in STATE: the manifest's sha256 as record wrote it, for the controller
 
 
 def entries(cache):
@@ -39,9 +46,9 @@ def _stamp(path):
     return f"{st.st_size}:{st.st_mtime_ns}"
 
 
-def record(cache):
+def record(cache, state):
     checked = {}
-    checked_path = os.path.join(cache, CHECKED)
+    checked_path = os.path.join(state, CHECKED)
     if os.path.exists(checked_path):
         with open(checked_path) as f:
             for line in f:
@@ -54,22 +61,33 @@ def record(cache):
         seen = checked.get(rel)
         digest = seen[1] if seen and seen[0] == _stamp(full) else sha256(full)
         lines.append(f"{digest}  {rel}\n")
+    text = "".join(lines).encode()
     path = os.path.join(cache, MANIFEST)
-    with open(path + ".part", "w") as f:
-        f.writelines(lines)
+    with open(path + ".part", "wb") as f:
+        f.write(text)
     os.replace(path + ".part", path)
+    os.makedirs(state, mode=0o700, exist_ok=True)
+    with open(os.path.join(state, DIGEST) + ".part", "w") as f:  # of the bytes written, never read back
+        f.write(hashlib.sha256(text).hexdigest() + "\n")
+    os.replace(os.path.join(state, DIGEST) + ".part", os.path.join(state, DIGEST))
     print(f"apt cache: {len(lines)} files recorded with their sha256", file=sys.stderr)
     return 0
 
 
-def check(cache):
+def check(cache, state, want):
     path = os.path.join(cache, MANIFEST)
     recorded = {}
+    report = []
     if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                digest, _, rel = line.rstrip("\n").partition("  ")
+        with open(path, "rb") as f:
+            text = f.read()  # read once: what is checked is what is parsed
+        if want and hashlib.sha256(text).hexdigest() == want:
+            for line in text.decode("utf-8", "replace").splitlines():
+                digest, _, rel = line.partition("  ")
                 recorded[rel] = digest
+        else:
+            why = "is not the one the controller kept" if want else "has no digest kept on the controller"
+            report.append(f"apt cache: its manifest {why} (altered, or written elsewhere): nothing in it is trusted")
     bad, intact = [], []
     for rel in entries(cache):
         full = os.path.join(cache, rel)
@@ -80,7 +98,6 @@ def check(cache):
         else:
             bad.append(rel)
     lists_bad = any(rel.startswith("lists/") for rel in bad)
-    report = []
     for rel in bad:
         why = "is not recorded" if rel not in recorded else "does not match its recorded sha256"
         report.append(f"apt cache: {rel} {why} (damaged or altered); removed it")
@@ -95,8 +112,12 @@ def check(cache):
         report.append("apt cache: the package lists will be fetched and verified again")
     with open(os.path.join(cache, REPORT), "w") as f:
         f.writelines(line + "\n" for line in report)
+    os.makedirs(state, mode=0o700, exist_ok=True)
+    stale = os.path.join(cache, CHECKED)  # where an older version kept it: on the drive, trusted no more
+    if os.path.exists(stale):
+        os.unlink(stale)
     if not lists_bad:
-        with open(os.path.join(cache, CHECKED), "w") as f:
+        with open(os.path.join(state, CHECKED), "w") as f:
             f.writelines(intact)
     for line in report:
         print(line, file=sys.stderr)
@@ -104,5 +125,5 @@ def check(cache):
 
 
 if __name__ == "__main__":
-    action, cache = sys.argv[1], sys.argv[2]
-    sys.exit(record(cache) if action == "record" else check(cache))
+    action, cache, state = sys.argv[1], sys.argv[2], sys.argv[3]
+    sys.exit(record(cache, state) if action == "record" else check(cache, state, sys.argv[4]))

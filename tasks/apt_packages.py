@@ -1,12 +1,15 @@
 """apt runtime libraries the Triton build and the stub need, with --no-install-recommends.
 
 apt's package lists and downloaded .debs are kept on the persistent path, so a host
-re-provisioned after a reset installs the same packages without the network.
+re-provisioned after a reset installs the same packages without the network. The manifest that
+guards them is trusted only with the sha256 the controller kept when it was written (`digest_store`).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import partial
+from pathlib import Path
 
 from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
@@ -15,7 +18,7 @@ from pyinfra.facts.files import File
 from pyinfra.facts.server import Date
 
 import remote
-from tasks import host_log
+from tasks import host_log, private_upload
 
 # apt-get update only when the lists are older than this; fresh lists are reused.
 APT_LISTS_MAX_AGE = timedelta(hours=6)
@@ -41,10 +44,36 @@ def apt_options(cache_dir: str) -> list[str]:
     ]
 
 
+def manifest_digest_kept(digest_store: str) -> str:
+    """The apt cache manifest's sha256 the controller kept for this host ("" where none is)."""
+    path = Path(digest_store) if digest_store else None
+    return path.read_text().strip() if path and path.is_file() else ""
+
+
+def _keep_digest(host, text: str, digest_store: str) -> bool:
+    """Keep the manifest's sha256 on the controller (written aside, then renamed)."""
+    local = Path(digest_store)
+    local.parent.mkdir(parents=True, exist_ok=True)
+    part = local.with_name(local.name + ".part")
+    part.write_text(text)
+    part.replace(local)
+    return True
+
+
 @operation()
-def installed(packages: list[str], cache_dir: str, offline: bool = False):
+def installed(
+    packages: list[str],
+    cache_dir: str,
+    offline: bool = False,
+    state_dir: str = "/etc/triton-provisioner/apt",
+    manifest_sha256: str = "",
+    digest_store: str = "",
+):
     """Install the packages that are absent; refresh the lists first only when they are stale.
-    offline: no update, and only .debs already in the cache (apt-get --no-download)."""
+    offline: no update, and only .debs already in the cache (apt-get --no-download). state_dir: root's
+    local record of the check; manifest_sha256: the cache manifest's digest the controller kept (read
+    from digest_store by the deploy), where the new one is kept after apt ran ("" = not kept: the cached
+    files are then fetched again each time)."""
     if not packages:
         host.noop("no apt packages needed")
         return
@@ -59,7 +88,7 @@ def installed(packages: list[str], cache_dir: str, offline: bool = False):
         "mkdir", "-p", QuoteString(f"{cache_dir}/lists/partial"), QuoteString(f"{cache_dir}/archives/partial")
     )
     # The cache may sit on a shared drive: what changed since apt last ran here is named and removed.
-    yield remote.python("python3", "apt_cache.py", "check", cache_dir)
+    yield remote.python("python3", "apt_cache.py", "check", cache_dir, state_dir, manifest_sha256)
     yield host_log.shown(f"{cache_dir}/check.log")
     if not offline:
         info = host.get_fact(File, path=stamp)
@@ -85,4 +114,7 @@ def installed(packages: list[str], cache_dir: str, offline: bool = False):
         *(["--no-download"] if offline else []),
         *(QuoteString(p) for p in missing),
     )
-    yield remote.python("python3", "apt_cache.py", "record", cache_dir)
+    yield remote.python("python3", "apt_cache.py", "record", cache_dir, state_dir)
+    if digest_store:  # its home is the controller: a writer of the drive cannot vouch for the cache
+        keep = partial(_keep_digest, digest_store=digest_store)
+        yield private_upload.read(f"{state_dir}/manifest.sha256", keep, remove=True)

@@ -112,6 +112,13 @@ def target(settings: Settings, layout: Layout, decisions: Decisions) -> str:
     return f"{layout.venvs}/{name}-py{decisions.python}"
 
 
+def apt_digest_store(settings: Settings, host_name: str) -> str:
+    """Where the controller keeps this host's apt cache manifest digest (beside the venv locks and the
+    snapshot digests: only the controller writes there); "" where venv_lock_dir is "" (none kept)."""
+    store = settings.on_controller(settings.venv_lock_dir)
+    return str(store / "apt" / host_name.replace("/", "_") / "manifest.sha256") if store else ""
+
+
 def snapshot_digest_name(host_name: str, snapshot: str) -> str:
     """The controller's record of a host's snapshot digest, under the lock folder: per host (each host's tar
     differs), per snapshot."""
