@@ -6,6 +6,13 @@ import os as _os
 import sys as _sys
 
 
+def printable(line: str) -> str:
+    """line as it may reach a terminal: control characters (escape sequences the server's user could write
+    into a log to rewrite what the operator sees) shown as \\xNN, tabs kept."""
+    return "".join(c if c == "\t" or (c >= " " and c != "\x7f" and not "\x80" <= c <= "\x9f") else f"\\x{ord(c):02x}"
+                   for c in line)  # fmt: skip
+
+
 def proof(line: str) -> None:
     """Say it on stderr, and append it to $TRITON_PROOF_FILE, which the deploy shows."""
     print(line, file=_sys.stderr, flush=True)

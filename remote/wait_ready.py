@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 
 from _causes import cause_of, is_error
-from _common import proof
+from _common import printable, proof
 
 # Lines after which this start cannot become ready: a model Triton gave up loading (it does not
 # retry), or a stub or server that cannot load a library. Seen, the wait stops at once.
@@ -53,11 +53,11 @@ def explain(log: str, limit: int = 30) -> str:
             continue
         hit = cause_of(line)
         if hit or is_error(line):
-            out.append("  | " + line)
+            out.append("  | " + printable(line))
             if hit and hit[0] not in causes:
                 causes.append(hit[0])
                 out.append(f"  => cause: {hit[0]}; fix: {hit[1]}")
-    return "\n".join(out[-limit:] or ["  | " + x for x in lines[-limit:]])
+    return "\n".join(out[-limit:] or ["  | " + printable(x) for x in lines[-limit:]])
 
 
 def this_start(log: str) -> list[str]:

@@ -6,10 +6,13 @@ from __future__ import annotations
 from pyinfra.api import FunctionCommand
 from pyinfra.facts.files import FileContents
 
+from remote._common import printable
+
 
 def _show(state, host, path: str) -> bool:
+    """Each line, its control characters escaped: the proof holds lines the server's user wrote."""
     for line in host.get_fact(FileContents, path=path) or []:
-        host.log(line)
+        host.log(printable(line))
     return True
 
 
