@@ -258,6 +258,14 @@ def _cross_checks(v: dict[str, Any]) -> list[str]:
             f"hf_endpoint {mask(v['hf_endpoint'])} is plain http: the HF token (hf_token or the controller's "
             "HF_TOKEN) would cross the network readable; use https, or a mirror on 127.0.0.1"
         )
+    for name in ("python_downloads_json_url", "python_install_mirror"):  # the checksums and the archives both
+        source = urlparse(v[name]) if v[name] else None
+        if source and source.scheme == "http" and not _loopback(source.hostname or ""):
+            out.append(
+                f"{name} {v[name]} is plain http: the CPython archives and the sha256s they are checked against "
+                "would come from one unauthenticated source, which anyone on the way could rewrite together; use "
+                "https, or a mirror on 127.0.0.1"
+            )
     home = v["triton_home"].rstrip("/")
     persist = v["persist_dir"].rstrip("/")
     if persist == home or persist.startswith(home + "/"):

@@ -622,6 +622,14 @@ def test_standalone_settings_go_together() -> None:
         load({"python_install_mirror": "https://user:pw@mirror.example/pbs"})
 
 
+@pytest.mark.parametrize("name", ["python_downloads_json_url", "python_install_mirror"])
+def test_a_plain_http_source_of_cpython_archives_and_their_checksums_is_refused_but_on_loopback(name: str) -> None:
+    with pytest.raises(SettingsError, match=f"{name} http://mirror.example/pbs is plain http"):
+        load({name: "http://mirror.example/pbs"})
+    assert getattr(load({name: "http://127.0.0.1:8080/pbs"}), name) == "http://127.0.0.1:8080/pbs"
+    assert getattr(load({name: "https://mirror.example/pbs"}), name) == "https://mirror.example/pbs"
+
+
 # --- a stub built for another Python (a tarball brings one)
 
 
