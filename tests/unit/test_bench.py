@@ -49,3 +49,13 @@ def test_network_bytes_skips_loopback_and_ifb_copies(tmp_path: Path) -> None:
         "  eth0: 12697708804 9200    0    0    0     0          0         0 3000    10    0    0\n"
     )
     assert network_bytes(dev) == 12697708804
+
+
+def test_regress_gives_each_tree_only_the_settings_its_defaults_name() -> None:
+    """bench.regress filters the test bed's settings per tree: this tree's defaults name every setting."""
+    from dataclasses import fields
+
+    from bench.regress import known_settings
+    from config.settings import Settings
+
+    assert known_settings(Path(__file__).resolve().parents[2]) == {f.name for f in fields(Settings)}
