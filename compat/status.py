@@ -8,6 +8,7 @@ from typing import Any
 from config.layout import Layout
 from config.secrets import mask
 from config.settings import Settings
+from remote._common import printable
 
 
 def _torch(packages: dict[str, str]) -> dict[str, str] | None:
@@ -100,5 +101,5 @@ def assemble(
         status["problem"] = (
             "the server should run and does not" if not running else "the server runs but is not ready"
         ) + f"; its log: {extra.get('log') or layout.run + '/tritonserver.log'}"
-        status["log_tail"] = [mask(line) for line in extra.get("log_tail", [])]
+        status["log_tail"] = [printable(mask(line)) for line in extra.get("log_tail", [])]  # the server user's lines
     return status

@@ -75,3 +75,14 @@ def test_a_server_stopped_on_purpose_is_not_a_problem() -> None:
         st = status.assemble(s, Layout(s), facts(stopped, systemd, None), {}, None)
         assert st["ok"] and st["log_tail"] == []
         assert "  server       stopped" in status_report.table("h", st)
+
+
+def test_the_log_lines_shown_have_their_escape_sequences_escaped() -> None:
+    """The server's log is written by the server's user: a line that would clear the operator's screen is
+    shown with its control characters as \\xNN."""
+    s = load({})
+    down = {"pid": None, "unit_enabled": True, "config_hash": None}
+    hostile = {**SERVING, "uptime_s": None, "log_tail": ["E1202 failed\x1b[2J\x1b[Hall is well"]}
+    st = status.assemble(s, Layout(s), facts(down, True, hostile), {}, None)
+    assert st["log_tail"] == ["E1202 failed\\x1b[2J\\x1b[Hall is well"]
+    assert "\x1b" not in status_report.table("vm1", st)
