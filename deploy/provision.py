@@ -30,6 +30,7 @@ from tasks import (
     apt_packages,
     downloads,
     environment,
+    lock_digests,
     models,
     network,
     offline,
@@ -215,7 +216,14 @@ else:
     has_zstd = preflight.wants_zstd(settings) and bool(host.get_fact(Which, command="zstd"))
     plan = preflight.venv_plan(settings, layout, d, has_zstd, secrets.token_hex(6), host.name)
     gaps = offline.gaps(settings, layout, d, plan, cached, reading.facts.uv_pythons) if settings.offline else []
-    refused = preflight.refusal(host.name, settings, has_zstd, gaps)
+    # a first lock (none kept yet): pins whose version the index has no wheel of are refused now, not at the download
+    pins = {name: version for name, version in d.venv_pins.items() if name != "torch"}  # torch: its own index
+    sdists = (
+        ()
+        if plan.lock or settings.offline
+        else lock_digests.sdist_only(pins, plan.index_url, lock_digests.urllib_fetch)
+    )
+    refused = preflight.refusal(host.name, settings, has_zstd, gaps, sdists)
     if refused:
         print("\n".join(refused.shown), flush=True)
         run_summary.refuse(state, host, refused.reason, "provision")

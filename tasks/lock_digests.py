@@ -170,6 +170,35 @@ def check(
     return LockCheck(tuple(mismatched), tuple(unpublished), tuple(unreachable), trusted)
 
 
+def _version_of(filename: str) -> tuple[str, bool] | None:
+    """(version, whether it is a wheel) of a distribution's file name; None for any other file."""
+    if filename.endswith(".whl"):
+        parts = filename[:-4].split("-")
+        return (parts[1], True) if len(parts) >= 5 else None
+    for suffix in (".tar.gz", ".zip", ".tar.bz2"):
+        if filename.endswith(suffix) and "-" in filename:
+            return filename[: -len(suffix)].rsplit("-", 1)[1], False
+    return None
+
+
+def sdist_only(pins: dict[str, str], index_url: str, fetch: Fetch) -> tuple[str, ...]:
+    """The pins ("name==version") whose version the index lists files for and not one wheel: the download
+    (wheels only) would refuse them, so the plan does, before any change. A page that cannot be read says
+    nothing: the download's own refusal stands."""
+    index = (index_url or PYPI_SIMPLE).rstrip("/")
+    wanted = {normalised(name.split("[")[0]): version for name, version in pins.items()}
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda name: _ask(fetch, f"{index}/{name}/"), wanted))
+    refused = []
+    for (name, version), answer in zip(wanted.items(), answers, strict=True):
+        if isinstance(answer, str):
+            continue
+        kinds = [found[1] for found in map(_version_of, answer) if found and found[0] == version]
+        if kinds and not any(kinds):
+            refused.append(f"{name}=={version}")
+    return tuple(refused)
+
+
 def _shown(url: str) -> str:
     """url without a user and password."""
     parts = urlsplit(url)

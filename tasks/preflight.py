@@ -39,9 +39,19 @@ def wants_zstd(settings: Settings) -> bool:
     return settings.venv_snapshot and settings.venv_snapshot_compression in ("auto", "zstd")
 
 
-def refusal(host_name: str, settings: Settings, has_zstd: bool, gaps: list[Gap]) -> Refusal | None:
+def refusal(
+    host_name: str, settings: Settings, has_zstd: bool, gaps: list[Gap], sdists: tuple[str, ...] = ()
+) -> Refusal | None:
     """Why this host is refused before any change, or None: zstd asked for and absent; offline and the
-    caches lacking something (each named with what to fetch)."""
+    caches lacking something (each named with what to fetch); pins the index has only source archives for
+    (sdists: tasks/lock_digests.sdist_only)."""
+    if sdists:
+        reason = (
+            f"{', '.join(sdists)}: the index has only a source archive (no wheel) of that version, and its build "
+            "would run its author's code as root: only wheels are installed"
+        )
+        fix = "pin a version that publishes a wheel, or build one and serve it from pip_find_links"
+        return Refusal([f"== {host_name}: {reason} (fix: {fix})"], f"{reason} (fix: {fix})")
     if settings.venv_snapshot and settings.venv_snapshot_compression == "zstd" and not has_zstd:
         reason = "venv_snapshot_compression is zstd: the host has no zstd command"
         return Refusal(

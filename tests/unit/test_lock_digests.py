@@ -125,3 +125,29 @@ def test_a_private_index_is_asked_for_json_with_its_password_as_basic_auth() -> 
     assert seen[0][0] == "/simple/six/" and seen[0][1].startswith("application/vnd.pypi.simple.v1+json")
     assert seen[0][2] == "Basic b3BzOnMzY3JldA=="  # ops:s3cret
     assert len(checked.mismatched) == 1 and "s3cret" not in checked.mismatched[0]
+
+
+def test_a_pin_the_index_has_only_a_source_archive_of_is_named_before_any_change() -> None:
+    """sdist_only: a version with files and no wheel is named; one with a wheel, one the index lists no file
+    of (a local version such as +cpu), and a page that cannot be read say nothing."""
+    evil = json.dumps({"files": [
+        {"filename": "evil_pkg-1.0.tar.gz", "hashes": {"sha256": "1" * 64}},
+        {"filename": "evil_pkg-2.0-py3-none-any.whl", "hashes": {"sha256": "2" * 64}},
+    ]}).encode()  # fmt: skip
+    fetch = pages({
+        "https://pypi.org/simple/evil-pkg/": ("application/vnd.pypi.simple.v1+json", evil),
+        "https://pypi.org/simple/six/": ("text/html", SIX_HTML),
+    })  # fmt: skip
+    pins = {"Evil_Pkg": "1.0", "six": "1.17.0", "tritonclient[http,grpc]": "2.51.0"}
+    assert lock_digests.sdist_only(pins, "", fetch) == ("evil-pkg==1.0",)
+    assert lock_digests.sdist_only({"evil-pkg": "2.0", "six": "9.9"}, "", fetch) == ()
+
+
+def test_a_host_whose_pins_have_no_wheel_is_refused_before_any_change() -> None:
+    from config.settings import load
+    from tasks import preflight
+
+    refused = preflight.refusal("tb1", load({}), True, [], ("evil-pkg==1.0",))
+    assert refused is not None and refused.reason.startswith("evil-pkg==1.0: the index has only a source archive")
+    assert "fix: pin a version that publishes a wheel" in refused.reason
+    assert preflight.refusal("tb1", load({}), True, []) is None
