@@ -235,7 +235,14 @@ def test_a_pin_that_breaks_the_models_imports_is_rolled_back_to_the_old_venv(ser
     host = serving["host"]
     before, pid = links(host), host.ssh("cat /opt/triton/run/tritonserver.pid").stdout.strip()
     good = artifacts.triton_tarball_variant("repacked", note="the same build, repacked")
-    pin = ["--data", f"transformers_version={BROKEN_TRANSFORMERS}"]
+    # the broken wheel is the mirror's (find-links): no index publishes its digest, so the lock takes it only
+    # where lock_trust_on_first_use names it (else the lock is refused before anything is installed)
+    pin = [
+        "--data",
+        f"transformers_version={BROKEN_TRANSFORMERS}",
+        "--data",
+        "lock_trust_on_first_use=torch,transformers",
+    ]
     rc, out, took, outage = provision_polled(serving, *tarball_args(mirror, good, "good"), *pin)
     assert rc != 0, out[-4000:]
     assert "broken on purpose" in out, out[-4000:]
