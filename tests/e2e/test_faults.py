@@ -135,9 +135,15 @@ def _provision_until_pip_installs(host: TestHost, inv: Path) -> subprocess.Popen
             break
     else:
         pytest.fail(f"the provision ended ({proc.wait()}) before it installed the venv's packages")
-    # pip is installing when its process runs and torch's files are being written into the venv
-    site = "/opt/triton/venv.versions/*/lib/python3.11/site-packages"  # the new venv, made beside
-    installing = f"pgrep -f '[p]ip install' >/dev/null && ls -d {site}/torch >/dev/null 2>&1"
+    # the installer is mid-way when its process runs, the venv's marker stands, and torch is being written:
+    # into the venv (pip), or unpacked into uv's cache beside it, which uv links into the venv only at its
+    # end (a second or so: waiting for torch in the venv itself let uv finish before the kill, now and then)
+    versions = "/opt/triton/venv.versions"  # the new venv, made beside
+    writing = f"ls -d {versions}/*/lib/python3.11/site-packages/torch {versions}/*.uv.tmp"
+    installing = (
+        f"pgrep -f '[p]ip install' >/dev/null && ls {versions}/*/.pip-install-incomplete >/dev/null 2>&1"
+        f' && [ -n "$({writing} 2>/dev/null)" ]'
+    )
     deadline = time.monotonic() + 300
     while host.ssh(installing, check=False).returncode != 0:
         if proc.poll() is not None or time.monotonic() > deadline:
