@@ -71,14 +71,15 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: VenvPlan, artifa
         name="network settings (root-only file)", path=layout.network_settings_file, env=settings.network_env
     )
     net = network.shell_args(layout.network_settings_file, settings.network_env)
+    apt_store = apt_digest_store(settings, host.name)  # where the controller keeps the apt cache's digest
     apt_packages.installed(
         name="apt runtime libraries",
         packages=d.apt_packages,
         cache_dir=layout.apt_cache,
         offline=settings.offline,
         state_dir=layout.apt_state,
-        manifest_sha256=apt_packages.manifest_digest_kept(apt_digest_store(settings, host.name)),
-        digest_store=apt_digest_store(settings, host.name),
+        manifest_sha256=apt_packages.manifest_digest_kept(apt_store),
+        digest_store=apt_store,
         **net,
     )
 

@@ -50,16 +50,6 @@ def manifest_digest_kept(digest_store: str) -> str:
     return path.read_text().strip() if path and path.is_file() else ""
 
 
-def _keep_digest(host, text: str, digest_store: str) -> bool:
-    """Keep the manifest's sha256 on the controller (written aside, then renamed)."""
-    local = Path(digest_store)
-    local.parent.mkdir(parents=True, exist_ok=True)
-    part = local.with_name(local.name + ".part")
-    part.write_text(text)
-    part.replace(local)
-    return True
-
-
 @operation()
 def installed(
     packages: list[str],
@@ -116,5 +106,5 @@ def installed(
     )
     yield remote.python("python3", "apt_cache.py", "record", cache_dir, state_dir)
     if digest_store:  # its home is the controller: a writer of the drive cannot vouch for the cache
-        keep = partial(_keep_digest, digest_store=digest_store)
+        keep = partial(private_upload.keep_on_controller, local_path=digest_store)
         yield private_upload.read(f"{state_dir}/manifest.sha256", keep, remove=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 from io import BytesIO, StringIO
+from pathlib import Path
 
 from pyinfra import host
 from pyinfra.api import FunctionCommand, QuoteString, StringCommand, operation
@@ -83,6 +84,18 @@ class _PrivateRead(FunctionCommand):
 
     def __repr__(self) -> str:
         return f"PrivateRead({self.args[0]})"
+
+
+def keep_on_controller(host, text: str, local_path: str) -> bool:
+    """A `read` callback: keep text (a file of the host's) at local_path on the controller (written aside,
+    then renamed)."""
+    local = Path(local_path)
+    local.parent.mkdir(parents=True, exist_ok=True)
+    part = local.with_name(f"{local.name}.{host.name}.part")
+    part.write_text(text)
+    part.replace(local)
+    host.log(f"kept on the controller: {local}")
+    return True
 
 
 def read(src: str, keep, remove: bool = False) -> _PrivateRead:

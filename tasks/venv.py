@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 from functools import partial
-from pathlib import Path
 
 from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
@@ -127,7 +126,7 @@ def snapshot_saved(plan: VenvPlan):
     folder, name = plan.snapshot.rsplit("/", 1)
     codec = next((c for c, suffix in SNAPSHOT_SUFFIXES.items() if c != "none" and name.endswith(suffix)), "none")
     yield remote.shell("venv_snapshot.sh", plan.venv_dir, folder, plan.snapshot, name, codec, plan.snapshot_digest)
-    keep = partial(_keep_on_controller, local_path=plan.snapshot_digest_store)
+    keep = partial(private_upload.keep_on_controller, local_path=plan.snapshot_digest_store)
     yield private_upload.read(plan.snapshot_digest, keep, remove=True)  # its home is the controller
 
 
@@ -254,17 +253,6 @@ def _downloads(plan: VenvPlan, steps: list[tuple[str, list[str], list]], at_once
             yield remote.watched(f"wheels ({name})", _pip_download(plan, sources, *what, dest=dest, pip=pip))
 
 
-def _keep_on_controller(host, text: str, local_path: str) -> bool:
-    """Keep text (a file of the host's) on the controller (written aside, then renamed)."""
-    local = Path(local_path)
-    local.parent.mkdir(parents=True, exist_ok=True)
-    part = local.with_name(f"{local.name}.{host.name}.part")
-    part.write_text(text)
-    part.replace(local)
-    host.log(f"kept on the controller: {local}")
-    return True
-
-
 def _save_lock(host, text: str, local_path: str, plan: VenvPlan) -> bool:
     """Keep the lock this run made on the controller (later hosts, and this one after a reset, install
     exactly it), once each file's sha256 agrees with what its index publishes (tasks/lock_digests.py);
@@ -279,7 +267,7 @@ def _save_lock(host, text: str, local_path: str, plan: VenvPlan) -> bool:
         )
     if checked.refused:
         return False
-    return _keep_on_controller(host, text, local_path)
+    return private_upload.keep_on_controller(host, text, local_path)
 
 
 def wheels_at_hand(plan: VenvPlan) -> str | None:
