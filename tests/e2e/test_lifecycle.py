@@ -78,7 +78,9 @@ class Poller(threading.Thread):
         if not fails:
             return 0.0
         first, last = fails[0], fails[-1]
-        assert last + 1 < len(self.results), "the server did not answer again before polling stopped"
+        assert last + 1 < len(self.results), (
+            f"the server did not answer again before polling stopped: {self.errors[-3:]}"
+        )
         start = self.results[first - 1][0] if first else self.results[first][0]
         return self.results[last + 1][0] - start
 
@@ -154,6 +156,8 @@ def test_status_says_what_runs_and_fails_with_the_log_when_the_server_is_down(se
     assert f"clf_hub  READY; hub:tiny/clf@main -> {serving['commit'][:12]}" in out, out  # the table, with the commit
     # The server dies: status fails and shows the log's last lines
     host.ssh(f"kill -KILL {pid}")
+    # the python backend's stubs see their parent gone and write a last line to the log as they exit
+    wait_for(host, "! pgrep -f '[t]riton_python_backend_stub'", "the python stubs end after the server")
     res = run_pyinfra(inv, "deploy/status.py", "-y")
     out = res.stdout + res.stderr
     assert res.returncode != 0
@@ -187,7 +191,7 @@ def provision_polled(ctx: dict, *args: str) -> tuple[int, str, float, float]:
     started = time.monotonic()
     res = run_pyinfra(ctx["inv"], "deploy/provision.py", "-y", *args)
     took = time.monotonic() - started
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + Poller.TIMEOUT_S + 5  # a request sent in the outage may wait its timeout
     while not (poller.results and poller.results[-1][1]) and time.monotonic() < deadline:
         time.sleep(0.05)  # the rollback's own proof came first; wait for the poller's next answer
     poller.stop()
