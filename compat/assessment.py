@@ -1,11 +1,13 @@
-"""What the rules produce: audit items (with one-line helpers), the host facts they read, the
-decisions provisioning acts on, and the assessment that holds both."""
+"""What the rules produce: the host facts they read, the decisions provisioning acts on, and the
+assessment that holds both with the audit's items (compat/items.py)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
+from compat.items import Item
+from compat.serving import Serving
 from facts.disk import FreeSpaceData
 from facts.files import UnsafePart
 from facts.nvidia import NvidiaData
@@ -14,11 +16,6 @@ from facts.python import PythonInterpreter
 from facts.system import AccountData, CRuntimeData, InitSystemData, OsReleaseData
 from facts.triton import TritonInstallData
 from facts.venv import VenvData
-
-if TYPE_CHECKING:
-    from compat.serving import Serving
-
-Status = Literal["ok", "missing", "incompatible"]
 
 
 @dataclass
@@ -54,37 +51,6 @@ class HostFacts:
     def machine(self) -> str:
         """The host's machine ("x86_64", "aarch64"), as its OS reports it; x86_64 where unknown."""
         return (self.os["arch"] if self.os else "") or "x86_64"
-
-
-@dataclass(frozen=True)
-class Item:
-    """One line of the audit: a thing checked, its status, why, and the fix."""
-
-    name: str
-    status: Status
-    detail: str
-    fix: str = ""
-    blocker: bool = False  # provisioning cannot fix it: provision refuses to start
-    installed_part: bool = False  # a part of the install the server runs from (Triton, stub, venv, env)
-
-
-def ok(name: str, detail: str) -> Item:
-    return Item(name, "ok", detail)
-
-
-def missing(name: str, detail: str, fix: str) -> Item:
-    """Absent, and provisioning installs it."""
-    return Item(name, "missing", detail, fix)
-
-
-def incompatible(name: str, detail: str, fix: str) -> Item:
-    """Wrong, and provisioning replaces it (not a blocker)."""
-    return Item(name, "incompatible", detail, fix)
-
-
-def blocker(name: str, detail: str, fix: str) -> Item:
-    """Wrong, and provisioning cannot fix it: provision refuses before any change."""
-    return Item(name, "incompatible", detail, fix, blocker=True)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@ host's OS, C runtime and libraries can run it."""
 from __future__ import annotations
 
 from compat import tables as t
-from compat.assessment import Artifact, HostFacts, Item, blocker, missing, ok
+from compat.assessment import Artifact, HostFacts
 from compat.distro import distro_key, package_for, unknown_package_fix
+from compat.items import Item, blocker, missing, ok
 from config.layout import Layout
 from config.settings import Settings
 from config.versions import version_key

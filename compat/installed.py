@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from compat import tables as t
-from compat.assessment import HostFacts, Item, blocker, incompatible, missing, ok
+from compat.assessment import HostFacts
 from compat.distro import package_for
+from compat.items import Item, blocker, incompatible, missing, ok
 from compat.python_choice import PythonChoice, stub_fix
 from config.layout import Layout
 from config.settings import Settings

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from compat import tables as t
-from compat.assessment import HostFacts, Item, blocker, missing, ok
+from compat.assessment import HostFacts
 from compat.distro import distro_key, package_for, release_known
+from compat.items import Item, blocker, missing, ok
 from config.layout import Layout
 from config.settings import Settings
 from config.versions import version_key

@@ -10,7 +10,7 @@ compat/torch_choice.py, compat/installed.py (disk, install, venv, environment, p
 from __future__ import annotations
 
 from compat import tables as t
-from compat.assessment import Assessment, Decisions, HostFacts, Item
+from compat.assessment import Assessment, Decisions, HostFacts
 from compat.build import (
     check_c_runtime,
     check_host_libraries,
@@ -31,6 +31,7 @@ from compat.installed import (
     check_venv,
     persist_wiped,
 )
+from compat.items import Item
 from compat.python_choice import PythonChoice, choose_python, stub_fix
 from compat.serving import check_model_backends, model_pins, model_serving
 from compat.torch_choice import choose_torch

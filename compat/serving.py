@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compat import tables as t
-from compat.assessment import Item, blocker, ok
+from compat.items import Item, blocker, ok
 from config import triton_model
 from config.models import ModelSpec
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compat import tables as t
-from compat.assessment import HostFacts, Item, blocker, ok
+from compat.assessment import HostFacts
+from compat.items import Item, blocker, ok
 from config.settings import Settings
 from config.versions import version_key
 from facts.nvidia import NvidiaData

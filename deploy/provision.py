@@ -43,6 +43,7 @@ from tasks import (
     triton_install,
     upload,
     venv,
+    wheelhouse,
 )
 from tasks.serve_models import serve
 from tasks.venv_plan import VenvPlan, apt_digest_store
@@ -159,7 +160,7 @@ def install(settings, layout, d, gpu_ids: list[int], venv_plan: VenvPlan, artifa
     if settings.pip_find_links.startswith("upload:"):
         upload.directory(settings.pip_find_links[7:], layout.uploaded_wheels, "Wheels uploaded from the controller")
     venv.created(name="venv", plan=venv_plan)
-    venv.wheelhouse_filled(name="Wheels in the persistent wheelhouse", plan=venv_plan, **net)
+    wheelhouse.filled(name="Wheels in the persistent wheelhouse", plan=venv_plan, **net)
     venv.packages_installed(name="venv packages", plan=venv_plan)
 
     # 5. HuggingFace cache on the persistent path

@@ -46,7 +46,7 @@ def tree_bytes(top):
 def main(label, command, every=EVERY):
     tmp = tempfile.mkdtemp(prefix="triton-live-")
     lines = []
-    announced = {}  # every file a pip said it downloads -> its size (pips may run at once: tasks/venv.py)
+    announced = {}  # every file a pip said it downloads -> its size (pips may run at once: tasks/pip_commands.py)
     env = dict(os.environ, TMPDIR=tmp)
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
 

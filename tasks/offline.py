@@ -17,8 +17,8 @@ from config.settings import Settings
 from facts.apt import AptDownloads
 from facts.files import TreeEntries
 from facts.hub import HubSnapshot
-from tasks.venv import wheels_at_hand
 from tasks.venv_plan import VenvPlan
+from tasks.wheelhouse import wheels_at_hand
 
 
 @dataclass(frozen=True)

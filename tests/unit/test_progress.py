@@ -47,7 +47,7 @@ def test_a_long_download_says_the_file_its_size_rate_and_time_left(capsys) -> No
 
 
 def test_downloads_at_once_name_the_file_being_written_though_another_pip_spoke_last(capsys) -> None:
-    """Two pips at once (tasks/venv.pip_at_once): the big file is named with its size while a small one
+    """Two pips at once (tasks/pip_commands.pip_at_once): the big file is named with its size while a small one
     announced after it comes and goes."""
     small = (
         "import time; time.sleep(0.1); print('Downloading http://127.0.0.1:1/wheels/small-1-py3-none-any.whl (1 kB)')"

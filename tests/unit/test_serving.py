@@ -521,7 +521,7 @@ def test_fetch_sends_url_credentials_as_basic_auth_not_in_the_url() -> None:
 
 
 def test_pip_sources_with_a_password_go_to_a_pip_configuration_file() -> None:
-    from tasks.venv import _pip_config
+    from tasks.pip_commands import pip_config as _pip_config
 
     sources = [
         "--index-url",

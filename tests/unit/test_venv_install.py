@@ -58,12 +58,12 @@ exit 9
 
 @pytest.mark.parametrize("statuses", [("0", "0", "0"), ("0", "3", "0")])
 def test_a_locks_parts_download_at_once_and_a_failed_part_fails_the_download(tmp_path: Path, statuses) -> None:
-    """tasks/venv.pip_at_once run for real: its parts (here stand-ins for pip that each wait until all
+    """tasks/pip_commands.pip_at_once run for real: its parts (here stand-ins for pip that each wait until all
     have started) run at once under the venv's lock; a part that fails fails the whole; the pip
     configurations holding passwords are removed either way."""
     from pyinfra.api import StringCommand
 
-    from tasks.venv import pip_at_once
+    from tasks.pip_commands import pip_at_once
 
     (tmp_path / "part.sh").write_text(PART)
     conf = tmp_path / ".pip-index1.conf"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import remote
-from tasks.venv import _pip_download
+from tasks.pip_commands import pip_download
 from tasks.venv_plan import VenvPlan
 
 pytestmark = pytest.mark.unit
@@ -55,7 +55,7 @@ def test_a_pin_with_only_an_sdist_is_refused_by_name_and_its_build_never_runs(tm
     _sdist(links)
     plan = VenvPlan(venv_dir=sys.prefix, python=sys.executable, python_minor="3.11", requirements={},
                     wheelhouse=str(dest), pip_cache=str(tmp_path / "cache"))  # fmt: skip
-    command = _pip_download(plan, ["--no-index", "--find-links", str(links)], "evil-pkg==1.0", locked=False)
+    command = pip_download(plan, ["--no-index", "--find-links", str(links)], "evil-pkg==1.0", locked=False)
     res = subprocess.run(
         ["python3", "-c", remote.source("live.py"), "wheels (index)", "sh", "-c", command.get_raw_value()],
         capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin", "MARK_FILE": str(mark)},

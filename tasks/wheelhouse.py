@@ -1,0 +1,118 @@
+"""The wheelhouse on the persistent path: every file the venv installs, downloaded once with its sha256
+recorded (requirements.lock), so that a host re-provisioned after a reset installs with no network.
+A first lock is checked against what the index publishes and kept on the controller."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import partial
+
+from pyinfra import host
+from pyinfra.api import QuoteString, StringCommand, operation
+from pyinfra.facts.files import File
+
+import remote
+from facts.digests import FileDigests
+from facts.venv import VenvPackages
+from tasks import lock_digests, private_upload
+from tasks.pip_commands import Step, downloads, index_sources, torch_sources
+from tasks.venv import INSTALL_MARKER, fresh, matches, restores
+from tasks.venv_plan import VenvPlan, pip_requirement
+
+# The parts a lock's files (but torch's) are downloaded in, at once: pip fetches one file at a time.
+DOWNLOAD_PARTS = 3
+
+
+def _save_lock(host, text: str, local_path: str, plan: VenvPlan) -> bool:
+    """Keep the lock this run made on the controller (later hosts, and this one after a reset, install
+    exactly it), once each file's sha256 agrees with what its index publishes (tasks/lock_digests.py);
+    one that does not fails the step before anything is installed from the wheelhouse."""
+    checked = lock_digests.check(text, plan.index_url, plan.torch_index, lock_digests.urllib_fetch, plan.lock_trusted)
+    for line in checked.lines:
+        host.log(line)
+    if checked.mismatched:
+        host.log(
+            "the wheelhouse's files differ from what the index publishes: nothing was installed from it and no lock "
+            f"was kept. Remove {plan.wheelhouse} on the host (or fix the mirror in between) and run again."
+        )
+    if checked.refused:
+        return False
+    return private_upload.keep_on_controller(host, text, local_path)
+
+
+def wheels_at_hand(plan: VenvPlan) -> str | None:
+    """Why no wheel needs downloading (the wheelhouse is complete, the venv comes from its snapshot,
+    or offline, the venv already holds the pins), or None: then `filled` downloads."""
+    marker = f"{plan.wheelhouse}/.complete"
+    digests = host.get_fact(FileDigests, [marker, plan.lock_file])
+    host_lock = digests.get(plan.lock_file)
+    wanted = hashlib.sha256(plan.lock.encode()).hexdigest() if plan.lock else None
+    if digests.get(marker) and host_lock and (wanted is None or host_lock["sha256"] == wanted):
+        return f"wheelhouse {plan.wheelhouse} complete, every file recorded with its sha256"
+    venv = host.get_fact(VenvPackages, plan.venv_dir)
+    if restores(venv, plan):
+        return f"the venv comes from {plan.snapshot}"
+    if plan.offline and matches(venv, plan) and not host.get_fact(File, path=f"{plan.venv_dir}/{INSTALL_MARKER}"):
+        return f"offline: {plan.venv_dir} holds the pins already"
+    return None
+
+
+@operation()
+def filled(plan: VenvPlan):
+    """Every file the venv needs is in the wheelhouse with its sha256 recorded (requirements.lock),
+    downloaded once: torch from its own index, the rest from PyPI or the configured index. With a
+    lock kept on the controller, exactly the files it names (pip checks each hash); without, the pins
+    are resolved and the lock made here is kept on the controller for every later run."""
+    why = wheels_at_hand(plan)
+    if why:
+        host.noop(why)
+        return
+    marker = f"{plan.wheelhouse}/.complete"
+    yield StringCommand("mkdir", "-p", QuoteString(plan.wheelhouse), "&&", "rm", "-f", QuoteString(marker))
+    pip = ""
+    if not fresh(host.get_fact(VenvPackages, plan.venv_dir)):  # it holds downloaded code: a pip-only venv
+        pip_venv = f"{plan.venv_dir}.pip"
+        yield remote.shell("venv_create.sh", plan.python, pip_venv)
+        pip = f"{pip_venv}/bin/pip"
+    torch = plan.requirements.get("torch")
+    uv_step: Step | None = None
+    steps: list[Step] = []
+    if plan.installer == "uv":  # the installer's own wheel, pinned by hash, beside (not in) the venv's lock
+        uv_req = f"{plan.wheelhouse}/tools/uv.requirements"
+        yield StringCommand("mkdir", "-p", QuoteString(f"{plan.wheelhouse}/tools"))
+        yield private_upload.put(uv_req, plan.uv_requirement.encode(), "644")
+        only = ["--no-deps", "--require-hashes", "-r", QuoteString(uv_req)]
+        uv_step = ("uv", index_sources(plan), only)
+    if plan.lock:
+        # every file is known: torch, the rest in parts, and uv, downloaded at once
+        lock = plan.lock_file
+        rest = [line for line in plan.lock.splitlines() if line.strip() and not line.startswith("torch==")]
+        parts = max(1, min(DOWNLOAD_PARTS, len(rest)))
+        yield private_upload.put(lock, plan.lock.encode(), "644")
+        yield remote.shell("lock_split.sh", lock, str(parts))  # requirements.lock -> .torch, .rest.0 ...
+        exactly = ["--no-deps", "--require-hashes", "-r"]
+        steps = [("torch", torch_sources(plan), [*exactly, QuoteString(f"{lock}.torch")])] if torch else []
+        steps += [
+            (
+                f"index{part + 1}" if parts > 1 else "index",
+                index_sources(plan),
+                [*exactly, QuoteString(f"{lock}.rest.{part}")],
+            )
+            for part in range(parts)
+        ]
+        yield from downloads(plan, [*steps, *([uv_step] if uv_step else [])], at_once=True, pip=pip)
+    else:
+        steps = []
+        if torch:
+            steps.append(("torch", torch_sources(plan), ["--no-deps", QuoteString(pip_requirement("torch", torch))]))
+        # Then the pins and every dependency, torch's too, from the index; torch itself (a +variant
+        # version, which PyPI never has) resolves only to the wheel just fetched into the wheelhouse.
+        pins = [QuoteString(pip_requirement(k, v)) for k, v in plan.requirements.items()]
+        steps.append(("index", [*index_sources(plan), "--find-links", plan.wheelhouse], pins))
+        yield from downloads(plan, [*steps, *([uv_step] if uv_step else [])], pip=pip)
+        yield remote.python("python3", "wheel_lock.py", plan.wheelhouse)
+    if pip:
+        yield StringCommand("rm", "-rf", QuoteString(pip.removesuffix("/bin/pip")))
+    if plan.lock_store and not plan.lock:  # the wheelhouse is complete only once its lock is checked and kept
+        yield private_upload.read(plan.lock_file, partial(_save_lock, local_path=plan.lock_store, plan=plan))
+    yield StringCommand("touch", QuoteString(marker))
