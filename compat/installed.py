@@ -277,7 +277,13 @@ def check_server_user(facts: HostFacts, settings: Settings) -> list[Item]:
     if user == "root":
         return [ok("server user", "root (triton_user = root: the server and the models' code run as root)")]
     if account is None:
-        return [ok("server user", f"{user}: made by the provisioner (a system user, no home, no login)")]
+        return [
+            missing(
+                "server user",
+                f"{user}: no such user yet",
+                "provision makes it (a system user, no home, no login), and uninstall removes it",
+            )
+        ]
     if account["made"]:
         return [ok("server user", f"{user} (uid {account['uid']}), made by the provisioner")]
     legacy = (

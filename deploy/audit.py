@@ -2,8 +2,9 @@
 
     pyinfra INVENTORY deploy/audit.py -y
 
-Prints a table per host and writes all hosts to `audit_report_path` (JSON). A host with any
-missing or incompatible item fails the run, so the exit status is non-zero.
+Prints a table per host and writes all hosts to `audit_report_path` (JSON); its last line counts the
+problems of every host (tasks/audit_verdict.py). A host with any missing or incompatible item fails the
+run: the exit status is non-zero.
 """
 
 import sys
@@ -12,11 +13,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyinfra import host, state
-from pyinfra.operations import python
 
 from compat import report
 from compat.reading import read_host
 from config.secrets import mask_output
+from tasks.audit_verdict import verdict
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
 
@@ -25,11 +26,4 @@ settings, assessment = reading.settings, reading.assessment
 print(report.table(host.name, assessment), flush=True)
 report_path = report.record(host.name, assessment, settings.audit_report_path)
 
-if assessment.problems:
-    count = len(assessment.problems)
-
-    def fail(state, host) -> bool:
-        host.log(f"audit: {count} item(s) missing or incompatible; see the table above and {report_path}")
-        return False
-
-    python.call(name=f"Audit result: {count} problem(s)", function=fail)
+verdict(state).found(state, host, len(assessment.problems), str(report_path))

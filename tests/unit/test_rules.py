@@ -866,7 +866,7 @@ LEGACY = {"uid": 999, "home": "/nonexistent", "shell": "/usr/sbin/nologin", "mad
 @pytest.mark.parametrize(
     ("user", "account", "refused"),
     [
-        ("triton-server", None, False),  # absent: made by the provisioner
+        ("triton-server", None, False),  # absent: the provisioner makes it
         ("triton-server", {**LEGACY, "made": True}, False),  # recorded
         ("triton-server", LEGACY, False),  # made by an earlier version, as it made it: adopted
         ("alice", ALICE, True),  # a login account
@@ -880,6 +880,8 @@ def test_only_a_user_the_provisioner_made_may_be_the_server_s(user: str, account
     facts.server_account = account
     item = by_name(assess(facts, load({"triton_user": user})), "server user")
     assert item.blocker == refused, item
+    # only an absent user is missing (provision makes it); one the audit accepts is there already
+    assert item.status == ("missing" if account is None else "incompatible" if refused else "ok"), item
     if refused:
         assert f"triton_user {user} is an account the provisioner did not make" in item.detail
         assert "uninstall would remove it" in item.detail and "set triton_user to a name of its own" in item.fix

@@ -35,3 +35,18 @@ def test_summary_names_each_host_once_after_the_last_disconnect(monkeypatch) -> 
         "    [b] FAILED at 'Triton server running, ready and proven' (its output is above)",
         "    [c] BLOCKED, nothing changed: disk /: 1 GiB free, 2.29 GiB needed",
     ]
+
+
+# --- the audit's last line (tasks/audit_verdict.py)
+
+
+def test_the_audit_verdict_counts_problems_hosts_and_the_unreached() -> None:
+    from tasks.audit_verdict import verdict_line
+
+    assert verdict_line({"a": 5}, [], ["r.json"]) == "audit: 5 problems on 1 of 1 host; report: r.json"
+    assert (
+        verdict_line({"a": 1, "b": 0}, [], ["r.json", "r.json"]) == "audit: 1 problem on 1 of 2 hosts; report: r.json"
+    )
+    assert verdict_line({"a": 0, "b": 0}, ["c"], ["r.json"]) == (
+        "audit: no problems on 2 of 3 hosts; not reached: c; report: r.json"
+    )
