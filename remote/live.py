@@ -43,6 +43,16 @@ def tree_bytes(top):
     return total, newest, newest_size
 
 
+def file_progress(name, written, announced, rate):
+    """NAME DONE of TOTAL, TIME left: pip announces a size rounded to a tenth of its unit ("1.7 MB" is
+    1.65 to 1.75 MB), so a file written past it has its own size as its total, never done above it."""
+    if not announced:
+        return f"{name} {mib(written)}"
+    total = max(announced, written)
+    left = f", {eta((total - written) / rate)} left" if rate and total > written else ""
+    return f"{name} {mib(written)} of {mib(total)}{left}"
+
+
 def main(label, command, every=EVERY):
     tmp = tempfile.mkdtemp(prefix="triton-live-")
     lines = []
@@ -70,9 +80,8 @@ def main(label, command, every=EVERY):
             most = max(most, done)
             what = ""
             if newest in announced:  # the file being written is one a pip said it is downloading
-                size, rate = announced[newest], progress.rate(most, time.monotonic())
-                left = f", {eta((size - newest_size) / rate)} left" if size and rate and size > newest_size else ""
-                what = f"{newest} {mib(newest_size)}" + (f" of {mib(size)}" if size else "") + f"{left}; in all"
+                rate = progress.rate(most, time.monotonic())
+                what = file_progress(newest, newest_size, announced[newest], rate) + "; in all"
             progress.update(most, what)
     finally:
         reader.join(timeout=5)

@@ -46,6 +46,26 @@ def test_a_long_download_says_the_file_its_size_rate_and_time_left(capsys) -> No
     assert not any("Collecting" in line for line in err)  # a success stays quiet but for its progress
 
 
+# pip rounds the size it announces: a 1.74 MB file is "(1.7 MB)", less than what is written at the end
+PIP_ROUNDED = """
+import os, sys, tempfile, time
+print("Downloading http://127.0.0.1:1/wheels/python_rapidjson-1.20-cp311-none-any.whl (1.7 MB)", flush=True)
+folder = tempfile.mkdtemp()
+with open(os.path.join(folder, "python_rapidjson-1.20-cp311-none-any.whl"), "wb") as f:
+    for chunk in (1_000_000, 740_000):
+        f.write(b"x" * chunk); f.flush(); time.sleep(0.5)
+"""
+
+
+def test_a_file_s_done_size_is_never_above_its_total(capsys) -> None:
+    assert live.main("wheels (index)", [sys.executable, "-c", PIP_ROUNDED], every=0.15) == 0
+    err = capsys.readouterr().err.splitlines()
+    sizes = [re.search(r"whl ([\d.]+) MiB of ([\d.]+) MiB", line) for line in err]
+    pairs = [(float(m[1]), float(m[2])) for m in sizes if m]
+    assert any(done >= 1.6 for done, _ in pairs), err  # a line was printed once the file passed pip's figure
+    assert all(done <= total for done, total in pairs), err
+
+
 def test_downloads_at_once_name_the_file_being_written_though_another_pip_spoke_last(capsys) -> None:
     """Two pips at once (tasks/pip_commands.pip_at_once): the big file is named with its size while a small one
     announced after it comes and goes."""
