@@ -44,6 +44,21 @@ stop_group() {
   while [ -n "$(group_left "$1")" ] && [ "$i" -lt 25 ]; do sleep 0.2; i=$((i + 1)); done
 }
 
+# stop_watcher RUN: the log watcher a detached start recorded in RUN/log-watch.pid (its own process
+# group: the loop and its sleep), stopped with the server rather than at its next check; only while
+# that pid is still the watcher's loop (its command line says so) and leads its group.
+stop_watcher() {
+  w=$(cat "$1/log-watch.pid" 2>/dev/null) || return 0
+  rm -f "$1/log-watch.pid"
+  case "$w" in '' | *[!0-9]*) return 0 ;; esac
+  { tr "\0" " " < "/proc/$w/cmdline"; } 2>/dev/null | grep -q "while kill -0" || return 0
+  s=$(cat "/proc/$w/stat" 2>/dev/null) || return 0
+  # shellcheck disable=SC2086 # split the fields after the command name: state ppid pgrp ...
+  set -- ${s##*) }
+  [ "$3" = "$w" ] || return 0
+  kill -TERM -"$w" 2>/dev/null || true
+}
+
 # ldconfig_p: the loader cache listing (ldconfig lives in /sbin, which a user's PATH may lack).
 ldconfig_p() {
   /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null || true

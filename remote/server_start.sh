@@ -2,7 +2,7 @@
 # script and $7-$11 its arguments (rotation script, log, cap, copies, interval; "" = no watcher); the
 # rest: tritonserver's arguments. Stops our earlier server, starts a new one detached as that user
 # (its privileges dropped, no way to regain them), records its pid and configuration hash, and
-# starts the log watcher beside it (as root: it ends when the server does).
+# starts the log watcher beside it (as root: it ends when the server does, and a stop stops it).
 . ./lib.sh
 set -e
 run="$1"
@@ -19,6 +19,7 @@ every="${11}"
 shift 11
 mkdir -p "$run"
 for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $stale; do stop_pid "$p" && stop_group "$p"; done
+stop_watcher "$run"
 rm -f "$run/tritonserver.pid" "$run/config.hash" "$run/models.loaded" "$run/proof.txt"
 echo "--- start $(date -u +%FT%TZ)" >> "$run/tritonserver.log"
 if [ "$user" = root ]; then
@@ -31,6 +32,7 @@ pid=$!
 echo "$pid" > "$run/tritonserver.pid"
 echo "$hash" > "$run/config.hash"
 if [ -n "$watch" ]; then
-  setsid sh -c "$watch" "$pid" "$rotate" "$log" "$cap" "$keep" "$every" < /dev/null > /dev/null 2>&1
+  setsid sh -c "$watch" "$pid" "$rotate" "$log" "$cap" "$keep" "$every" < /dev/null > /dev/null 2>&1 &
+  echo "$!" > "$run/log-watch.pid"
 fi
 echo "started Triton pid $pid" >&2

@@ -101,9 +101,10 @@ def systemd_word(value: str) -> str:
     return '"' + doubled.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-# The log watcher beside the server: while the server (pid "$0") lives, rotate its log every few
-# seconds ("$1" the rotation script, then the log, its cap in bytes, the copies kept, the interval).
-LOG_WATCH = 'while kill -0 "$0" 2>/dev/null; do "$1" "$2" "$3" "$4"; sleep "$5"; done >/dev/null 2>&1 &'
+# The log watcher beside a detached server: while the server (pid "$0") lives, rotate its log every
+# few seconds ("$1" the rotation script, then the log, its cap in bytes, the copies kept, the interval).
+# server_start.sh runs it in the background, its own process group, and records its pid: a stop stops it.
+LOG_WATCH = 'while kill -0 "$0" 2>/dev/null; do "$1" "$2" "$3" "$4"; sleep "$5"; done >/dev/null 2>&1'
 
 
 def log_watch_args(settings: Settings, layout: Layout) -> list[str]:

@@ -260,6 +260,53 @@ def test_a_start_records_the_server_and_a_second_start_stops_the_first(tmp_path:
         sh("server_stop.sh", str(run), "")
 
 
+def test_the_log_watcher_starts_with_the_server_and_a_stop_ends_it_at_once(tmp_path: Path, launcher: Path) -> None:
+    """The watcher (tasks/server_unit.LOG_WATCH, an hour between checks) is stopped with the server, not
+    left to run until its next check; a restart replaces it rather than adding a second one."""
+    from tasks.server_unit import LOG_WATCH
+
+    run = tmp_path / "run"
+    rotate = tmp_path / "rotate"
+    rotate.write_text(f"#!/bin/sh\necho rotated >> {tmp_path}/rotations\n")
+    rotate.chmod(0o755)
+    watch = [LOG_WATCH, str(rotate), str(run / "tritonserver.log"), "1048576", "2", "3600"]
+
+    def started() -> int:
+        assert (
+            sh("server_start.sh", str(run), str(launcher), "h", "", "root", *watch, "--http-port", "1").returncode == 0
+        )
+        server(run)
+        return int((run / "log-watch.pid").read_text())
+
+    try:
+        first = started()
+        assert alive(first) and os.getpgid(first) == first  # its own group: the loop and its sleep
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "rotations").exists():  # its first check ran
+            assert time.monotonic() < deadline, "the watcher never checked the log"
+            time.sleep(0.01)
+        second = started()
+        assert second != first and alive(second) and not alive(first)
+        assert sh("server_stop.sh", str(run), "").returncode == 0
+        assert not alive(second) and not (run / "log-watch.pid").exists()
+        assert not any(alive(pid) for pid in _group(second))  # its sleep went with it
+    finally:
+        sh("server_stop.sh", str(run), "")
+
+
+def _group(pgid: int) -> list[int]:
+    """The live processes of a process group, from /proc."""
+    found = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(int(stat_file.parent.name))
+    return found
+
+
 def test_a_pid_file_naming_another_process_kills_nothing(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
