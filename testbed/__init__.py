@@ -32,6 +32,7 @@ from testbed.inventory import (
     host_index,
     inventory_path,
     known_hosts,
+    named_ports,
     triton_ports,
     write_inventory,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "inventory_path",
     "known_hosts",
     "load_hosts",
+    "named_ports",
     "op_results",
     "remove",
     "reset",

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
+from testbed.ports import this_bed
+
 # Where hosts live while they run, and where release tarballs are cached between runs.
 STATE_DIR = Path(os.environ.get("TRITON_TESTBED_DIR", "/var/tmp/triton-testbed"))
 CACHE_DIR = Path(os.environ.get("TRITON_TESTBED_CACHE", "/var/cache/triton-testbed"))
@@ -27,9 +29,11 @@ SYSTEMD_PACKAGES = ("systemd", "systemd-sysv", "dbus", "sudo")
 NOTEBOOK_PACKAGES = ("zstd",)
 INITS = ("none", "systemd")
 CGROUP = Path("/sys/fs/cgroup")
-# Each parallel test worker (pytest-xdist) has its own STATE_DIR and ranges of ports (tests/conftest.py).
-FIRST_SSH_PORT = int(os.environ.get("TRITON_TESTBED_FIRST_SSH_PORT", "2201"))
-PORT_OFFSET = int(os.environ.get("TRITON_TESTBED_PORT_OFFSET", "0"))  # added to each host's Triton ports
+# Each parallel test worker (pytest-xdist) has its own STATE_DIR and ranges of ports (tests/conftest.py,
+# the plan in testbed/ports.py): SSH ports FIRST_SSH_PORT..LAST_SSH_PORT, PORT_OFFSET added to each
+# host's Triton ports.
+_BED = this_bed()
+FIRST_SSH_PORT, LAST_SSH_PORT, PORT_OFFSET = _BED.ssh_first, _BED.ssh_last, _BED.triton_offset
 PERSIST_PATH = "/persist"
 _RELEASE_RE = re.compile(r"^[a-z]+$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")

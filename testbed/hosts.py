@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 from testbed.boot import _mount_root, _mounted_under, _port_free, _start, _stop, _unmount_under
-from testbed.config import _NAME_RE, FIRST_SSH_PORT, STATE_DIR, Host, TestbedError, _log
+from testbed.config import _NAME_RE, FIRST_SSH_PORT, LAST_SSH_PORT, STATE_DIR, Host, TestbedError, _log
 from testbed.identity import _add_sudo_user, _configure_vm, _install_identity, client_key
 from testbed.images import ensure_base
 from testbed.inventory import inventory_path, known_hosts, write_access
@@ -53,6 +53,11 @@ def up(
             port = FIRST_SSH_PORT
             while port in used or not _port_free(port):
                 port += 1
+                if port > LAST_SSH_PORT:
+                    raise TestbedError(
+                        f"no free SSH port in this test bed's range {FIRST_SSH_PORT}..{LAST_SSH_PORT} "
+                        "(testbed/ports.py): `python -m testbed down` stops its hosts"
+                    )
             used.add(port)
             host = Host(name=name, release=release, ssh_port=port, init=init, user=user)
             _boot(host)

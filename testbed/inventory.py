@@ -7,6 +7,7 @@ from pathlib import Path
 
 from testbed.config import PERSIST_PATH, PORT_OFFSET, STATE_DIR, Host
 from testbed.identity import client_key
+from testbed.ports import named_base, triton_base
 
 
 def known_hosts() -> Path:
@@ -38,7 +39,14 @@ def host_index(name: str) -> int:
 
 def triton_ports(index: int) -> dict:
     """Each test host gets its own ports: the hosts share this machine's loopback."""
-    base = 18000 + PORT_OFFSET + 100 * index
+    base = triton_base(PORT_OFFSET, index)
+    return {"triton_http_port": base, "triton_grpc_port": base + 1, "triton_metrics_port": base + 2}
+
+
+def named_ports(slot: int) -> dict:
+    """Triton ports a test names for a host of its own (a VM, a fleet's extra host), apart from every
+    numbered host's of any test bed (testbed/ports.py); slot 0..9, one per such host."""
+    base = named_base(PORT_OFFSET, slot)
     return {"triton_http_port": base, "triton_grpc_port": base + 1, "triton_metrics_port": base + 2}
 
 

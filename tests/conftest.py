@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from testbed.ports import bed_ports, worker_number
+
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-if _WORKER.startswith("gw") and _WORKER != "gw0":
-    _number = int(_WORKER[2:])
+if worker_number(_WORKER):
     os.environ.setdefault("TRITON_TESTBED_DIR", f"/var/tmp/triton-testbed-{_WORKER}")
-    os.environ.setdefault("TRITON_TESTBED_FIRST_SSH_PORT", str(2201 + 100 * _number))
-    os.environ.setdefault("TRITON_TESTBED_PORT_OFFSET", str(5000 * _number))
+    for _name, _value in bed_ports(worker_number(_WORKER)).env().items():
+        os.environ.setdefault(_name, _value)
 
 HERE = Path(__file__).parent
 

@@ -12,7 +12,16 @@ import tritonclient.grpc as tgrpc
 import tritonclient.http as thttp
 
 import testbed
-from testbed import TestHost, host_index, op_results, run_pyinfra, run_pyinfra_lines, triton_ports, write_inventory
+from testbed import (
+    TestHost,
+    host_index,
+    named_ports,
+    op_results,
+    run_pyinfra,
+    run_pyinfra_lines,
+    triton_ports,
+    write_inventory,
+)
 from tests.e2e import artifacts
 from tests.e2e.test_audit import SNAPSHOT
 
@@ -190,7 +199,7 @@ def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
     bad = TestHost(testbed.up(1, prefix="fleet")[0])
     try:
         inv = write_inventory(tmp_path / "inv.py", two_hosts, served, own_ports=True)
-        ports = {"triton_http_port": 18990, "triton_grpc_port": 18991, "triton_metrics_port": 18992}
+        ports = named_ports(3)
         row = (bad.name, {**bad.data, **served, **ports, "torch_variant": "cu126"})
         inv.write_text(inv.read_text().rstrip().removesuffix("]") + f"    {row!r},\n]\n")
         before = bad.ssh(SNAPSHOT).stdout

@@ -15,14 +15,14 @@ import pytest
 import tritonclient.http as thttp
 
 import testbed
-from testbed import TestHost, op_results, run_pyinfra, write_inventory
+from testbed import TestHost, named_ports, op_results, run_pyinfra, write_inventory
 from tests import tiny_models
 from tests.e2e import artifacts
 from tests.e2e.test_audit import SNAPSHOT
 from tests.e2e.test_provision import assert_serves, changed
 
 # The trixie host runs beside tb1/tb2 on this machine's loopback: ports of its own.
-PORTS = {"triton_http_port": 18900, "triton_grpc_port": 18901, "triton_metrics_port": 18902}
+PORTS = named_ports(0)  # apart from every numbered host's (testbed/ports.py)
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ import tritonclient.http as thttp
 
 import remote
 from config import triton_model
-from testbed import TestHost, host_index, op_results, run_pyinfra, triton_ports, write_inventory
+from testbed import TestHost, host_index, named_ports, op_results, run_pyinfra, triton_ports, write_inventory
 from tests import tiny_models
 
 TEXTS = [
@@ -245,9 +245,10 @@ def test_a_model_whose_code_writes_under_etc_fails_with_a_readable_error(served_
         'output [ { name: "Y", data_type: TYPE_FP32, dims: [ 1 ] } ]\n'
         "instance_group [ { kind: KIND_CPU, count: 1 } ]\n"
     )
+    own = [str(port) for port in named_ports(2).values()]  # http, grpc, metrics
     args = [
         "tritonserver", "--model-repository", repo, "--backend-directory", "/opt/triton/current/backends",
-        "--http-port", "18960", "--grpc-port", "18961", "--metrics-port", "18962",
+        "--http-port", own[0], "--grpc-port", own[1], "--metrics-port", own[2],
         "--http-address", "127.0.0.1", "--grpc-address", "127.0.0.1", "--metrics-address", "127.0.0.1",
     ]  # fmt: skip
     start = remote.shell(

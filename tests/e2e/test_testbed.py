@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from testbed import REPO, TestHost, run_pyinfra, write_inventory
+from testbed.ports import bed_ports, worker_number
 
 
 def test_pyinfra_reads_a_real_fact_over_ssh(host: TestHost, tmp_path: Path) -> None:
@@ -80,7 +81,10 @@ def test_mirror_serves_a_host_and_logs_it(host: TestHost, mirror, tmp_path: Path
 
 
 def _testbed_cli(state: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TRITON_TESTBED_DIR": str(state)}
+    # a test bed beside this worker's, with ports of its own (testbed/ports.py): sharing the worker's, its
+    # host could take the port of one of the worker's hosts while that one is down
+    nested = bed_ports(worker_number(os.environ.get("PYTEST_XDIST_WORKER", "")), nested=True)
+    env = {**os.environ, "TRITON_TESTBED_DIR": str(state), **nested.env()}
     return subprocess.run(
         [sys.executable, "-m", "testbed", *args],
         cwd=REPO,

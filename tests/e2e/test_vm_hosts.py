@@ -15,7 +15,7 @@ import pytest
 
 import testbed
 from tasks import server_unit
-from testbed import TestHost, op_results, run_pyinfra, write_inventory
+from testbed import TestHost, named_ports, op_results, run_pyinfra, write_inventory
 from testbed.mirror import Mirror
 from testbed.proxy import SOURCE_FOR_LOOPBACK, Proxy
 from tests import tiny_models
@@ -23,7 +23,7 @@ from tests.e2e import artifacts
 from tests.e2e.test_provision import assert_serves, changed
 
 # The VM runs beside tb1/tb2 and the trixie host on this machine's loopback: ports of its own.
-PORTS = {"triton_http_port": 18950, "triton_grpc_port": 18951, "triton_metrics_port": 18952}
+PORTS = named_ports(1)
 # An install root with a `%` (a systemd specifier) that the unit must carry through.
 HOME = "/opt/tri%ton"
 TOKEN = "hf_e2e" + secrets.token_hex(12)
