@@ -168,7 +168,9 @@ def _spawn(host: Host, argv: list[str], env: dict | None) -> None:
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             tail = (host.dir / "sshd.log").read_text(errors="replace").splitlines()[-5:]
-            raise TestbedError(f"sshd of {host.name} exited ({proc.returncode}): " + " | ".join(tail))
+            raise TestbedError(
+                f"sshd of {host.name} exited ({proc.returncode}): " + " | ".join(tail) + _holder(host.ssh_port)
+            )
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", host.ssh_port), timeout=1) as s:
             if s.recv(4).startswith(b"SSH-"):
                 return
@@ -235,6 +237,12 @@ def _unmount_under(top: Path) -> None:
         res = subprocess.run(["umount", point], capture_output=True, text=True)
         if res.returncode != 0:
             subprocess.run(["umount", "-l", point], check=False)
+
+
+def _holder(port: int) -> str:
+    """Who listens on the port, as `ss` names it (for an "Address already in use"); "" where none does."""
+    res = subprocess.run(["ss", "-Hltnp", f"sport = :{port}"], capture_output=True, text=True, check=False)
+    return f"; port {port} is held by: {res.stdout.strip()}" if res.stdout.strip() else ""
 
 
 def _port_free(port: int) -> bool:
