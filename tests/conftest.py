@@ -7,8 +7,23 @@ from pathlib import Path
 
 import pytest
 
-from testbed.ports import bed_ports, worker_number
 
+def _ports_module():
+    """testbed/ports.py loaded on its own: importing the testbed package would read its port settings
+    (testbed/config.py) before this worker's are set below."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("_testbed_ports", Path(__file__).parents[1] / "testbed" / "ports.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+_PORTS = _ports_module()
+bed_ports, worker_number = _PORTS.bed_ports, _PORTS.worker_number
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 if worker_number(_WORKER):
     os.environ.setdefault("TRITON_TESTBED_DIR", f"/var/tmp/triton-testbed-{_WORKER}")

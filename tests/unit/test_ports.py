@@ -59,3 +59,23 @@ def test_the_ephemeral_range_is_read_from_the_kernel_s_file(tmp_path: Path) -> N
     (tmp_path / "range").write_text("40000\t50000\n")
     assert ports.ephemeral_range(tmp_path / "range") == (40000, 50000)
     assert ports.ephemeral_range(tmp_path / "absent") == (32768, 60999)
+
+
+def test_a_worker_s_test_bed_takes_its_ports_from_the_plan() -> None:
+    """tests/conftest.py sets a worker's ports before the test bed reads them (importing the testbed
+    package first would leave every worker on worker 0's ports)."""
+    import os
+    import subprocess
+    import sys
+
+    probe = "import tests.conftest, testbed.config as c; print(c.FIRST_SSH_PORT, c.LAST_SSH_PORT, c.PORT_OFFSET)"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_TESTBED_")}
+    res = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        env={**env, "PYTEST_XDIST_WORKER": "gw1"},
+        capture_output=True,
+        text=True,
+    )
+    bed = ports.bed_ports(1)
+    assert res.stdout.split() == [str(bed.ssh_first), str(bed.ssh_last), str(bed.triton_offset)], res.stderr
