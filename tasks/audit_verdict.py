@@ -7,6 +7,8 @@ from __future__ import annotations
 from pyinfra import logger
 from pyinfra.api.state import BaseStateCallback, State
 
+from tasks.run_summary import registered
+
 
 def verdict_line(problems: dict[str, int], unreached: list[str], reports: list[str]) -> str:
     """The run's last line: problems per audited host, hosts that were not reached, where the reports are."""
@@ -47,9 +49,5 @@ class AuditVerdict(BaseStateCallback):
 
 
 def verdict(state: State) -> AuditVerdict:
-    """The run's AuditVerdict, made and registered once per run."""
-    found = next((h for h in state.callback_handlers if isinstance(h, AuditVerdict)), None)
-    if found is None:
-        found = AuditVerdict()
-        state.add_callback_handler(found)
-    return found
+    """The run's AuditVerdict."""
+    return registered(state, AuditVerdict)

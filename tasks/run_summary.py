@@ -8,6 +8,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import TypeVar
 
 from pyinfra import logger
 from pyinfra.api.state import BaseStateCallback, State
@@ -75,13 +76,21 @@ def last_record(folder: Path, host_name: str) -> dict | None:
         return None
 
 
-def summary(state: State) -> RunSummary:
-    """The run's RunSummary, made and registered once per run."""
-    found = next((h for h in state.callback_handlers if isinstance(h, RunSummary)), None)
+Handler = TypeVar("Handler", bound=BaseStateCallback)
+
+
+def registered(state: State, kind: type[Handler]) -> Handler:
+    """The run's callback handler of this kind, made and registered once per run."""
+    found = next((h for h in state.callback_handlers if isinstance(h, kind)), None)
     if found is None:
-        found = RunSummary()
+        found = kind()
         state.add_callback_handler(found)
     return found
+
+
+def summary(state: State) -> RunSummary:
+    """The run's RunSummary."""
+    return registered(state, RunSummary)
 
 
 def refuse(state: State, host, reasons: str, what: str) -> None:
