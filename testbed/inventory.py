@@ -37,17 +37,22 @@ def host_index(name: str) -> int:
     return int("".join(ch for ch in name if ch.isdigit()) or 0)
 
 
+def _from(base: int) -> dict:
+    """A host's Triton ports from its first: http, grpc, metrics."""
+    return {"triton_http_port": base, "triton_grpc_port": base + 1, "triton_metrics_port": base + 2}
+
+
 def triton_ports(index: int) -> dict:
     """Each test host gets its own ports: the hosts share this machine's loopback."""
     base = triton_base(PORT_OFFSET, index)
-    return {"triton_http_port": base, "triton_grpc_port": base + 1, "triton_metrics_port": base + 2}
+    return _from(base)
 
 
 def named_ports(slot: int) -> dict:
     """Triton ports a test names for a host of its own (a VM, a fleet's extra host), apart from every
     numbered host's of any test bed (testbed/ports.py); slot 0..9, one per such host."""
     base = named_base(PORT_OFFSET, slot)
-    return {"triton_http_port": base, "triton_grpc_port": base + 1, "triton_metrics_port": base + 2}
+    return _from(base)
 
 
 def write_inventory(path: Path, hosts: list, settings: dict | None = None, own_ports: bool = False, **extra) -> Path:
