@@ -6,8 +6,19 @@ until the first command of an operation or upload runs there, they are what a re
 would return. After that, and for a fact not read that way (a first run, changed settings), the
 host is asked as usual; the list is kept for the next run.
 
-Only asks without global arguments (`_sudo`, `_env`) are answered: what pyinfra would run the
-same way. A fact read in the batch is processed by its own class, exactly as pyinfra would.
+An ask is answered only where pyinfra would run its command exactly as the batch ran: with the
+same connector arguments (`_sudo`, `_env`, `_shell_executable` ...), whether the ask names them or
+the operation it runs in does (pyinfra hands a running operation's global arguments to its fact
+reads). Facts whose value moves by itself (the date, our server's state) are never batched: they
+are read when asked. A fact read in the batch is processed by its own class, exactly as pyinfra would.
+
+Why not a wrapping connector (pyinfra's public seam for how commands reach a host): a connector sees
+a fact read only as one more `run_shell_command` of plain text, after pyinfra has made the command
+and before it processes the output; it cannot tell a read from a change, nor which fact and
+arguments a command is, without parsing command text. It would also have to be named in every
+inventory (`@batch/host`), where users keep `@ssh` and `@local`. Routing Host.get_fact keeps the
+batching out of users' inventories and answers by fact class and arguments (facts/pyinfra_internals.py
+registers and checks that seam).
 """
 
 from __future__ import annotations
@@ -25,11 +36,14 @@ from pyinfra.api import FactBase, StringCommand
 from pyinfra.api.host import Host
 from pyinfra.api.state import BaseStateCallback
 
-from facts.pyinfra_internals import ORIGINAL, fact_command, route_host_io
+from facts.pyinfra_internals import ORIGINAL, connector_arguments, route_host_io
 
 # Fact classes a kept list may name: ours and pyinfra's, nothing else.
 _MODULES = ("facts.", "pyinfra.facts.")
 _MISSING = "##PYINFRA_NOCMD##"  # what pyinfra's own guard prints where a fact's required command is absent
+# Facts whose value moves by itself between the run's start and their ask: read when asked, never
+# from the batch (a server can die or become ready; the date advances).
+READ_WHEN_ASKED = frozenset({"pyinfra.facts.server.Date", "facts.server.ServerState", "facts.server.ServerStatus"})
 # One batch command stays below Linux's limit on one argument (MAX_ARG_STRLEN, 128 KiB): sshd hands
 # the whole command to the shell as one; larger lists go in several batches.
 _BATCH_BYTES = 96 << 10
@@ -65,15 +79,21 @@ class Batch(FactBase[list]):
 
 
 def _class(name: str) -> type[FactBase] | None:
-    """The fact class of a kept name ("facts.files.Links", "pyinfra.facts.files.File"), if allowed."""
+    """The fact class of a kept name ("facts.files.Links", "pyinfra.facts.files.File"), if it may be
+    batched: ours or pyinfra's, its value still when nothing changes, run by the default shell with no
+    preconditions (those pyinfra checks by reading other facts first)."""
     module, _, cls = name.rpartition(".")
-    if not module.startswith(_MODULES):
+    if not module.startswith(_MODULES) or name in READ_WHEN_ASKED:
         return None
     try:
         found = getattr(importlib.import_module(module), cls, None)
     except ImportError:
         return None
-    return found if isinstance(found, type) and issubclass(found, FactBase) and found is not Batch else None
+    if not isinstance(found, type) or not issubclass(found, FactBase) or found is Batch:
+        return None
+    if found.shell_executable is not None or found.check_preconditions is not FactBase.check_preconditions:
+        return None
+    return found
 
 
 def _name(cls: type) -> str:
@@ -103,6 +123,7 @@ class _Reads:
         self.single = 0  # asks that went to the host one by one
         self.batches = 0  # batch commands run (one round trip each)
         self.reading = 0  # inside a fact read: its command changes nothing
+        self.runs_as: dict[str, Any] = {}  # the connector arguments the batch ran with
 
 
 _READS: dict[str, _Reads] = {}
@@ -141,8 +162,10 @@ def _get_fact(self: Host, name_or_cls, *args, **kwargs):
         return ORIGINAL.get_fact(self, name_or_cls, *args, **kwargs)
     if name_or_cls is not Batch:
         reads.single += 1  # until the batch answers it below
-    if any(k.startswith("_") for k in kwargs) or not isinstance(name_or_cls, type):
+    if not isinstance(name_or_cls, type) or _name(name_or_cls) in READ_WHEN_ASKED:
         return _read(reads, self, name_or_cls, *args, **kwargs)
+    if reads.values and connector_arguments(self, kwargs) != reads.runs_as:
+        return _read(reads, self, name_or_cls, *args, **kwargs)  # pyinfra would run it otherwise: ask the host
     try:
         arguments = _arguments(name_or_cls, args, kwargs)
         key = _key(name_or_cls, arguments)
@@ -200,8 +223,8 @@ def prefetch(host: Host, kept: Path | None) -> int:
             continue
         fact = cls()
         try:
-            command = fact_command(fact.command, dict(arguments))
-            needs = fact_command(fact.requires_command, dict(arguments))
+            command = fact.command(**arguments)
+            needs = fact.requires_command(**arguments)
         except TypeError:  # the class changed since the list was kept
             continue
         text = command.get_raw_value() if isinstance(command, StringCommand) else str(command)
@@ -209,6 +232,7 @@ def prefetch(host: Host, kept: Path | None) -> int:
             text = f"if command -v {needs} >/dev/null 2>&1; then ( {text} ); else echo '{_MISSING}'; fi"
         facts.append((_key(cls, arguments), fact))
         commands.append(text)
+    reads.runs_as = connector_arguments(host, {})
     results: list = []
     start = 0
     while start < len(commands):

@@ -1,6 +1,7 @@
 """The one place this project touches pyinfra beyond its documented API (facts, operations, deploys,
-callbacks, StringCommand): what each internal is, who relies on it, and a check that fails loudly, naming
-the one that changed, when a pyinfra upgrade moves any of them (tests/unit/test_pyinfra_internals.py).
+callbacks, StringCommand): what each internal is, who relies on it, and a check of its behaviour (not
+only its signature) that fails loudly, naming the one that changed, when a pyinfra upgrade moves any of
+them (tests/unit/test_pyinfra_internals.py).
 
 Everything else goes through facts, operations and callbacks, as pyinfra's own code does.
 """
@@ -14,9 +15,12 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
-from pyinfra.api.facts import _make_command
+from pyinfra.api import QuoteString, StringCommand
+from pyinfra.api.arguments import CONNECTOR_ARGUMENT_KEYS, pop_global_arguments
 from pyinfra.api.host import Host
 from pyinfra.api.state import State
 
@@ -55,12 +59,86 @@ def _cli_parses() -> list:
     return json.loads(res.stdout) if res.returncode == 0 else []
 
 
+def _bits_rebuild() -> bool:
+    """StringCommand(*c.bits, _separator=c.separator) is the same command as c (quoting, nesting, separator)."""
+    inner = StringCommand("echo", QuoteString("a b"), _separator="")
+    for command in (StringCommand("sh", "-c", QuoteString("x 'y'"), inner), StringCommand("a", "b", _separator="&&")):
+        again = StringCommand(*command.bits, _separator=command.separator)
+        if again.get_raw_value() != command.get_raw_value() or again.get_masked_value() != command.get_masked_value():
+            return False
+    return True
+
+
+# Run by _in_a_run() in a process of its own: a real pyinfra state on @local runs one operation with
+# `_chdir` that yields a StringCommand and a FunctionCommand subclass overriding execute, and reads what
+# connector_arguments() says inside the operation and outside it.
+_RUN_PROBE = """
+import json, sys
+from pyinfra import host
+from pyinfra.api import Config, FunctionCommand, Inventory, State, StringCommand, operation
+from pyinfra.api.connect import connect_all
+from pyinfra.api.operation import add_op
+from pyinfra.api.operations import run_ops
+from facts.pyinfra_internals import connector_arguments
+seen = {}
+class Shell(StringCommand):
+    def execute(self, state, host, connector_arguments):
+        seen["string"] = connector_arguments.get("_chdir")
+        return super().execute(state, host, connector_arguments)
+class Call(FunctionCommand):
+    def execute(self, state, host, connector_arguments):
+        seen["function"] = connector_arguments.get("_chdir")
+        return True
+@operation()
+def probe():
+    seen["inside"] = connector_arguments(host, {}).get("_chdir")
+    seen["asked"] = connector_arguments(host, {"_chdir": "/"}).get("_chdir")
+    yield Shell("true")
+    yield Call(print, (), {})
+inventory = Inventory((["@local"], {}))
+state = State(inventory, Config())
+connect_all(state)
+local = inventory.get_host("@local")
+seen["outside"] = connector_arguments(local, {}).get("_chdir")
+add_op(state, probe, _chdir="/tmp")
+run_ops(state)
+print(json.dumps(seen))
+"""
+
+
+@cache
+def _in_a_run() -> dict:
+    """What _RUN_PROBE saw ({} where it failed)."""
+    root = str(Path(__file__).resolve().parent.parent)
+    res = subprocess.run([sys.executable, "-c", _RUN_PROBE], capture_output=True, text=True, timeout=120, cwd=root)
+    try:
+        return json.loads(res.stdout.strip().splitlines()[-1]) if res.returncode == 0 else {}
+    except (ValueError, IndexError):
+        return {}
+
+
 INTERNALS = (
     Internal(
-        "pyinfra.api.facts._make_command(command, arguments)",
-        "calls a fact's command (or requires_command) with its arguments, or returns it when a string",
-        "facts/batch.py: a kept fact's command text, built as pyinfra builds it",
-        lambda: _params(_make_command) == ["command_attribute", "host_args"],
+        "PyinfraCommand.execute(state, host, connector_arguments), overridden",
+        "pyinfra runs each yielded command by calling its execute with the operation's connector arguments",
+        "remote.Live (output shown live), tasks/private_upload (_PrivateUpload, _PrivateRead)",
+        lambda: _in_a_run().get("string") == "/tmp" and _in_a_run().get("function") == "/tmp",
+    ),
+    Internal(
+        "StringCommand.bits and StringCommand.separator",
+        "a command's parts and separator: StringCommand(*c.bits, _separator=c.separator) is c again",
+        "remote.live (a command re-made as a Live)",
+        _bits_rebuild,
+    ),
+    Internal(
+        "Host.current_op_global_arguments, pyinfra.api.arguments.pop_global_arguments, CONNECTOR_ARGUMENT_KEYS",
+        "the running operation's global arguments, which pyinfra hands to its fact reads, resolved as pyinfra does",
+        "facts/batch.py (connector_arguments: answered from the batch only where a read would run the same way)",
+        lambda: (
+            _in_a_run().get("inside") == "/tmp"
+            and _in_a_run().get("asked") == "/"
+            and _in_a_run().get("outside") in (None, "")
+        ),
     ),
     Internal(
         "Host.get_fact(name_or_cls, *args, **kwargs)",
@@ -136,9 +214,15 @@ def changed() -> list[str]:
     return out
 
 
-def fact_command(command: Any, arguments: dict[str, Any]) -> Any:
-    """A fact's command (or requires_command) for these arguments, exactly as pyinfra makes it."""
-    return _make_command(command, arguments)
+def connector_arguments(host: Host, asked: dict[str, Any]) -> dict[str, Any]:
+    """The connector arguments (`_sudo`, `_env`, `_shell_executable` ...) that a fact read asked now
+    with `asked` would run with, resolved as pyinfra's own fact reads do (pyinfra.api.facts
+    `_handle_fact_kwargs`): the running operation's global arguments, overridden by the ask's, over the
+    deploy's, the host data's and the config's defaults."""
+    arguments = dict(host.current_op_global_arguments or {})
+    arguments.update(asked)
+    resolved, _ = pop_global_arguments(host.state, host, arguments)
+    return {key: resolved.get(key) for key in CONNECTOR_ARGUMENT_KEYS}  # type: ignore[misc]
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,17 @@ asked. A value answered after a change would be stale: that must never happen.""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pyinfra.api import Config, Inventory, State
+from pyinfra.api import Config, Inventory, State, StringCommand, operation
 from pyinfra.api.connect import connect_all
+from pyinfra.api.operation import add_op
 from pyinfra.facts.files import File
+from pyinfra.facts.server import Command, Date
 
-from facts import batch, pyinfra_internals
+from facts import batch
 
 
 @pytest.fixture
@@ -83,12 +86,52 @@ def test_a_kept_list_naming_a_class_outside_the_facts_is_not_run(local, tmp_path
     assert batch.prefetch(local, kept) == 0 and batch._READS[local.name].batches == 0
 
 
-def test_every_pyinfra_internal_relied_on_holds_in_the_installed_pyinfra() -> None:
-    assert pyinfra_internals.changed() == []
+def read_in_an_operation(host, fact: type, arguments: dict, **global_arguments) -> list:
+    """What the fact read as pyinfra runs an operation (its generator, with these global arguments)."""
+    seen: list = []
+
+    @operation()
+    def reads() -> Iterator:
+        seen.append(host.get_fact(fact, **arguments))
+        yield StringCommand("true")
+
+    add_op(host.state, reads, **global_arguments)
+    return seen
 
 
-def test_a_changed_internal_is_named_with_who_relies_on_it(monkeypatch) -> None:
-    monkeypatch.setattr(pyinfra_internals, "_make_command", lambda command, arguments, extra=None: None)
-    changed = pyinfra_internals.changed()
-    assert len(changed) == 1 and changed[0].startswith("pyinfra.api.facts._make_command(command, arguments)")
-    assert "used by facts/batch.py" in changed[0]
+def command_list(tmp_path: Path, command: str) -> Path:
+    kept = tmp_path / "host.provision.facts.json"
+    kept.write_text(json.dumps([{"fact": "pyinfra.facts.server.Command", "arguments": {"command": command}}]))
+    return kept
+
+
+BASH_ONLY = 'if [ -n "${BASH_VERSION:-}" ]; then echo bash; else echo not-bash; fi'
+
+
+def test_a_read_in_an_operation_with_another_shell_asks_the_host(local, tmp_path: Path) -> None:
+    if Path("/bin/sh").resolve().name == "bash":
+        pytest.skip("/bin/sh is bash here: the shells cannot be told apart")
+    assert batch.prefetch(local, command_list(tmp_path, BASH_ONLY)) == 1
+    assert read_in_an_operation(local, Command, {"command": BASH_ONLY}) == ["not-bash"]  # the batch's (sh)
+    assert read_in_an_operation(local, Command, {"command": BASH_ONLY}, _shell_executable="bash") == ["bash"]
+
+
+def test_a_read_in_an_operation_with_a_working_directory_asks_the_host(local, tmp_path: Path) -> None:
+    (tmp_path / "here").mkdir()
+    (tmp_path / "here" / "rel-file").write_text("abc")
+    assert batch.prefetch(local, kept_list(tmp_path, Path("rel-file"))) == 1  # read in the login directory: absent
+    assert read_in_an_operation(local, File, {"path": "rel-file"}) == [None]
+    got = read_in_an_operation(local, File, {"path": "rel-file"}, _chdir=str(tmp_path / "here"))
+    assert got[0] is not None and got[0]["size"] == 3
+
+
+def test_facts_that_move_by_themselves_are_never_batched(local, tmp_path: Path) -> None:
+    kept = tmp_path / "host.provision.facts.json"
+    kept.write_text(json.dumps([{"fact": "pyinfra.facts.server.Date", "arguments": {}}]))
+    assert batch.prefetch(local, kept) == 0
+    first = local.get_fact(Date)
+    assert local.get_fact(Date) >= first
+    batch.keep(local, kept)
+    assert batch._READS[local.name].asked == {}  # not kept for the next run's batch either
+    for name in batch.READ_WHEN_ASKED:
+        assert batch._class(name) is None, name
