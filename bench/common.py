@@ -68,7 +68,7 @@ class Fetched:
 
 
 def steps(path: Path, host_name: str) -> list[dict]:
-    """The step timings of one host from the last run (tasks/timings.py)."""
+    """The step timings of one host from the last run (run/timings.py)."""
     return json.loads(path.read_text())[host_name] if path.exists() else []
 
 

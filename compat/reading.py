@@ -13,7 +13,6 @@ from compat.rules import Assessment, HostFacts, assess
 from compat.tables import SYSTEM_CA_BUNDLE
 from config.layout import Layout
 from config.settings import Settings, load, load_inventory, record_name
-from facts import batch
 from facts.disk import FreeSpace
 from facts.files import TreeEntries, UnsafeAncestors, UserAccess
 from facts.libraries import LinkerCache, MissingLibraries
@@ -23,6 +22,7 @@ from facts.python import PythonInterpreters
 from facts.system import Account, CRuntime, InitSystem, OsRelease
 from facts.triton import TritonInstall
 from facts.venv import VenvPackages
+from run import batch
 
 
 def triton_elf_files(home: str, backends: list[str]) -> list[str]:

@@ -1,6 +1,6 @@
 """Triton model folders held by a hub repository (`triton:hub:<repo id>@<revision>`), fetched to the
 controller before anything on a host changes: then checked and served like a folder the user has
-(`triton:<dir>`). The fetch is the hosts' own (remote/hub_fetch.py: each file checked against the hub's
+(`triton:<dir>`). The fetch is the hosts' own (remote/actions/hub_fetch.py: each file checked against the hub's
 digest before it enters the cache), run here; a folder fetched once is read from the cache, offline."""
 
 from __future__ import annotations

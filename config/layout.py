@@ -44,7 +44,7 @@ class Layout:
 
     @property
     def log_rotate(self) -> str:
-        """The log rotation script (remote/log_rotate.py) the watcher beside the server runs."""
+        """The log rotation script (remote/actions/log_rotate.py) the watcher beside the server runs."""
         return f"{self.home}/bin/triton-log-rotate"
 
     @property
@@ -177,7 +177,7 @@ class Layout:
 
     @property
     def verified_answers(self) -> str:
-        """The answers each model gave in-process at its first proof (remote/verify_models.py): kept by the
+        """The answers each model gave in-process at its first proof (remote/actions/verify_models.py): kept by the
         server's user in its cache, for later proofs of the same model and venv."""
         return f"{self.hf_cache}/.triton-verified"
 

@@ -3,7 +3,7 @@
     pyinfra INVENTORY deploy/audit.py -y
 
 Prints a table per host and writes all hosts to `audit_report_path` (JSON); its last line counts the
-problems of every host (tasks/audit_verdict.py). A host with any missing or incompatible item fails the
+problems of every host (run/audit_verdict.py). A host with any missing or incompatible item fails the
 run: the exit status is non-zero.
 """
 
@@ -17,7 +17,7 @@ from pyinfra import host, state
 from compat import report
 from compat.reading import read_host
 from config.secrets import mask_output
-from tasks.audit_verdict import verdict
+from run.audit_verdict import verdict
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
 

@@ -21,32 +21,28 @@ from pyinfra.facts.files import Sha256File
 from pyinfra.facts.server import Which
 from pyinfra.operations import files
 
-from compat import report
+from compat import lock_digests, offline, preflight, report
 from compat.reading import read_host
 from compat.tables import UV_VERSION, UV_WHEELS
+from compat.venv_plan import VenvPlan, apt_digest_store
 from config.secrets import mask_output
 from facts.http import UrlSize
+from run import run_summary, timings
 from tasks import (
     apt_packages,
     downloads,
     environment,
-    lock_digests,
     models,
     network,
-    offline,
-    preflight,
     python_standalone,
     retention,
-    run_summary,
     serve_models,
-    timings,
     triton_install,
     upload,
     venv,
     wheelhouse,
 )
 from tasks.serve_models import serve
-from tasks.venv_plan import VenvPlan, apt_digest_store
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
 

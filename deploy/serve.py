@@ -16,7 +16,8 @@ from pyinfra import host, state
 
 from compat.reading import read_host
 from config.secrets import mask_output
-from tasks import network, run_summary, timings
+from run import run_summary, timings
+from tasks import network
 from tasks.serve_models import serve
 
 mask_output()  # URL passwords are masked in every line pyinfra prints

@@ -29,7 +29,7 @@ from facts.server import ServerState, ServerStatus
 from facts.system import InitSystem
 from facts.triton import TritonInstall
 from facts.venv import VenvPackages
-from tasks import run_summary
+from run import run_summary
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
 

@@ -12,7 +12,7 @@ class HubSnapshot(FactBase[str | None]):
     markers, every file it fetched still in the cache), or None. Offline, without huggingface_hub."""
 
     def command(self, markers: str, repo: str, revision: str) -> StringCommand:
-        return python("python3", "hub_probe.py", markers, repo, revision)
+        return python("python3", "hub_snapshot.py", markers, repo, revision)
 
     def process(self, output: list[str]) -> str | None:
         for line in output:

@@ -30,7 +30,7 @@ class PythonInterpreters(FactBase[list[PythonInterpreter]]):
     (as nobody where it does not exist yet). [] where there is none."""
 
     def command(self, user: str) -> StringCommand:
-        return shell("pythons.sh", source("python_probe.py"), user, *PROBED_VERSIONS)
+        return shell("python_interpreters.sh", source("python_interpreter.py"), user, *PROBED_VERSIONS)
 
     @staticmethod
     def default() -> list[PythonInterpreter]:

@@ -1,6 +1,13 @@
 """Code that runs on the target host, in one place: shell scripts (`*.sh`) and Python scripts
 (`*.py`, for the host's python3 3.8+), and the one command builder facts and operations use.
 
+- `probes/`: what facts run: they read the host and change nothing; each named after its fact
+  (`server_state.sh` for facts.server.ServerState).
+- `actions/`: what operations run: they change the host (`unpack_triton.py` installs a build).
+- here: the shared pieces both inline (`lib.sh`, `as_user.sh`, `uv_binary.sh`, `_common.py` ...).
+
+A script is named by its file name alone (`shell("server_state.sh")`): names are unique across the folders.
+
 A script travels inside the command (`sh -c SOURCE NAME ARGS...`, `python3 -c SOURCE ARGS...`);
 host data only ever reaches it as quoted arguments, never pasted into its text. Shared pieces are
 written once and inlined on sending: a shell line `. ./lib.sh` becomes lib.sh's text, a Python line
@@ -18,14 +25,24 @@ from types import ModuleType
 from pyinfra.api import QuoteString, StringCommand
 
 REMOTE = Path(__file__).resolve().parent
+FOLDERS = (REMOTE / "probes", REMOTE / "actions", REMOTE)
 _SHELL_INCLUDE = re.compile(r"^\. \./(?P<name>[a-z_]+\.sh)$", re.MULTILINE)
 _PYTHON_INCLUDE = re.compile(r"^from (?P<name>_[a-z][a-z_]*) import [A-Za-z0-9_, ]+$", re.MULTILINE)
 
 
 @cache
+def path(name: str) -> Path:
+    """Where the script `name` is: in probes/, actions/ or (a shared piece) remote/ itself."""
+    for folder in FOLDERS:
+        if (folder / name).is_file():
+            return folder / name
+    raise FileNotFoundError(f"no host script {name} in remote/ (probes/, actions/ or shared)")
+
+
+@cache
 def source(name: str) -> str:
     """A script's text as sent to the host, its shared pieces inlined."""
-    text = (REMOTE / name).read_text()
+    text = path(name).read_text()
     if name.endswith(".sh"):
         return _SHELL_INCLUDE.sub(lambda m: source(m["name"]).rstrip("\n"), text)
     return _PYTHON_INCLUDE.sub(lambda m: (REMOTE / f"{m['name']}.py").read_text().rstrip("\n"), text)
@@ -87,11 +104,14 @@ def hex_name(name: str) -> str:
 def load(name: str) -> ModuleType:
     """Import a Python host script here, as sent (its shared pieces inlined): for the unit tests."""
     module = ModuleType(name.removesuffix(".py"))
-    module.__file__ = str(REMOTE / name)
-    exec(compile(source(name), str(REMOTE / name), "exec"), module.__dict__)
+    module.__file__ = str(path(name))
+    exec(compile(source(name), str(path(name)), "exec"), module.__dict__)
     return module
 
 
 def scripts() -> list[Path]:
-    """Every script of the folder (for the tests: shellcheck, fixtures' <script NAME> labels)."""
-    return sorted(p for p in REMOTE.iterdir() if p.suffix in (".sh", ".py") and p.name != "__init__.py")
+    """Every script of the folders (for the tests: shellcheck, fixtures' <script NAME> labels)."""
+    found = [
+        p for folder in FOLDERS for p in folder.iterdir() if p.suffix in (".sh", ".py") and p.name != "__init__.py"
+    ]
+    return sorted(found, key=lambda p: p.name)

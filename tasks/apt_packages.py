@@ -18,7 +18,8 @@ from pyinfra.facts.files import File
 from pyinfra.facts.server import Date
 
 import remote
-from tasks import host_log, private_upload
+from run import host_log
+from tasks import private_upload
 
 # apt-get update only when the lists are older than this; fresh lists are reused.
 APT_LISTS_MAX_AGE = timedelta(hours=6)

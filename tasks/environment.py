@@ -33,7 +33,7 @@ def env_script(layout: Layout, libpython_dir: str | None) -> str:
 
 
 def log_rotate_script(python: str | None) -> bytes:
-    """remote/log_rotate.py as a program run by this host's Python."""
+    """remote/actions/log_rotate.py as a program run by this host's Python."""
     python = python or "python3"
     shebang = f"#!{python}" if python.startswith("/") else f"#!/usr/bin/env {python}"
     return f"{shebang}\n{remote.source('log_rotate.py')}".encode()

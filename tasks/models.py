@@ -140,7 +140,7 @@ def fetch_command(
     and the network settings (proxy and endpoint passwords) are files of root's that root's shell opens as
     descriptors 3 and 4 for it, never in its environment, which other processes of that user (a model's
     code) read in /proc. It prints its record, which root's shell writes into root's own file; root checks
-    it (remote/hub_record.py) and writes the marker from it: no file of that user's is adopted."""
+    it (remote/actions/hub_record.py) and writes the marker from it: no file of that user's is adopted."""
     marker = f"{markers}/{marker_name(repo, revision)}"
     part, token, net = QuoteString(f"{marker}.fetching"), QuoteString(f"{hf_home}/token"), QuoteString(network_file)
     env = {"PATH": "/usr/bin:/bin", "HF_HOME": hf_home, "HF_HUB_CACHE": hf_cache, "HUB_SECRET_FDS": "3 4"}
@@ -164,7 +164,7 @@ def hub_snapshot(
     python: str, hf_home: str, hf_cache: str, markers: str, repo: str, revision: str, user: str, network_file: str
 ):
     """The files the model's task loads at this revision are in the HF cache, fetched once and verified
-    against the hub's digests (remote/hub_fetch.py), as the server's user; the commit the revision
+    against the hub's digests (remote/actions/hub_fetch.py), as the server's user; the commit the revision
     resolved to and the files' digests are recorded where only root writes."""
     if host.get_fact(HubSnapshot, markers, repo, revision):
         host.noop(f"{repo}@{revision} is in the HuggingFace cache")

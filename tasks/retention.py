@@ -11,7 +11,7 @@ from pyinfra.api import QuoteString, StringCommand, operation
 
 import remote
 from facts.files import AgedEntries, AgedEntry, Links
-from tasks import host_log
+from run import host_log
 
 # Names a step leaves while it works (an unpack's .tmp, a venv's .new/.old, a download's .part):
 # never counted or removed here; the step that made them cleans them up.

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from pyinfra import host
 
+from compat import server_unit, venv_plan
 from compat.assessment import Decisions
 from config.layout import Layout
 from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
-from tasks import model_control, models, network, server_process, server_unit, server_user, switch, venv_plan
+from tasks import model_control, models, network, server_process, server_user, switch
 from tasks.triton_install import installed_dir
 
 

@@ -11,13 +11,14 @@ from pyinfra import host
 from pyinfra.api import OperationError, QuoteString, StringCommand, operation
 
 import remote
+from compat.server_unit import JOURNAL, LOG_WATCH, log_watch_args, server_args, systemd_unit
 from config.layout import Layout
 from config.settings import Settings
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState
 from facts.system import InitSystem
-from tasks import host_log, model_control, switch
-from tasks.server_unit import JOURNAL, LOG_WATCH, log_watch_args, server_args, systemd_unit
+from run import host_log
+from tasks import model_control, switch
 
 READY_TIMEOUT_S = 180
 

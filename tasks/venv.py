@@ -16,43 +16,11 @@ from pyinfra.facts.files import File
 
 import remote
 from compat.tables import UV_SHA256, UV_VERSION
-from facts.venv import VenvData, VenvPackages
+from compat.venv_plan import SNAPSHOT_SUFFIXES, VenvPlan
+from compat.venv_state import INSTALL_MARKER, fresh, restores, usable
+from facts.venv import VenvPackages
 from tasks import private_upload
 from tasks.pip_commands import ONLY_WHEELS, pip_locked
-from tasks.venv_plan import SNAPSHOT_SUFFIXES, VenvPlan
-
-# Stands in the venv while pip installs into it; left behind, it says that pip was cut off.
-INSTALL_MARKER = ".pip-install-incomplete"
-# What a fresh venv holds (ensurepip's wheels, from the base Python: root's). A venv holding anything
-# else holds downloaded code (a package's .pth file runs in every interpreter started there): root runs
-# no pip, uv or Python of such a venv; it downloads with a pip-only venv beside it, and installs into a
-# venv made afresh.
-FRESH_VENV_PACKAGES = frozenset({"pip", "setuptools"})
-
-
-def usable(venv: VenvData | None, python_minor: str) -> bool:
-    """The venv exists, is made from this Python minor and has pip."""
-    return bool(venv and venv["python"].startswith(python_minor + ".") and venv["packages"].get("pip"))
-
-
-def fresh(venv: VenvData | None) -> bool:
-    """The venv exists and holds only what a fresh one does: no downloaded code that root would run."""
-    return bool(venv and venv["packages"] and set(venv["packages"]) <= FRESH_VENV_PACKAGES)
-
-
-def matches(venv: VenvData | None, plan: VenvPlan) -> bool:
-    """The venv is usable and holds exactly the plan's versions."""
-    return usable(venv, plan.python_minor) and all(venv["packages"].get(k) == v for k, v in plan.requirements.items())
-
-
-def restores(venv: VenvData | None, plan: VenvPlan) -> bool:
-    """The snapshot is to be unpacked: the venv (its fact) does not match and a snapshot of one that
-    did is kept. Each venv operation asks the same question, so that a plan made before any of them
-    runs (pyinfra without -y) agrees with itself."""
-    if not plan.snapshot or matches(venv, plan):
-        return False
-    kept = bool(host.get_fact(File, path=plan.snapshot))  # asked either way: every run asks the same facts
-    return kept and bool(plan.snapshot_sha256)  # a snapshot whose digest the controller did not keep: never
 
 
 @operation()

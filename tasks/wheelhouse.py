@@ -4,20 +4,18 @@ A first lock is checked against what the index publishes and kept on the control
 
 from __future__ import annotations
 
-import hashlib
 from functools import partial
 
 from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
-from pyinfra.facts.files import File
 
 import remote
-from facts.digests import FileDigests
+from compat import lock_digests
+from compat.venv_plan import VenvPlan, pip_requirement
+from compat.venv_state import fresh, wheels_at_hand
 from facts.venv import VenvPackages
-from tasks import lock_digests, private_upload
+from tasks import private_upload
 from tasks.pip_commands import Step, downloads, index_sources, torch_sources
-from tasks.venv import INSTALL_MARKER, fresh, matches, restores
-from tasks.venv_plan import VenvPlan, pip_requirement
 
 # The parts a lock's files (but torch's) are downloaded in, at once: pip fetches one file at a time.
 DOWNLOAD_PARTS = 3
@@ -25,7 +23,7 @@ DOWNLOAD_PARTS = 3
 
 def _save_lock(host, text: str, local_path: str, plan: VenvPlan) -> bool:
     """Keep the lock this run made on the controller (later hosts, and this one after a reset, install
-    exactly it), once each file's sha256 agrees with what its index publishes (tasks/lock_digests.py);
+    exactly it), once each file's sha256 agrees with what its index publishes (compat/lock_digests.py);
     one that does not fails the step before anything is installed from the wheelhouse."""
     checked = lock_digests.check(text, plan.index_url, plan.torch_index, lock_digests.urllib_fetch, plan.lock_trusted)
     for line in checked.lines:
@@ -38,23 +36,6 @@ def _save_lock(host, text: str, local_path: str, plan: VenvPlan) -> bool:
     if checked.refused:
         return False
     return private_upload.keep_on_controller(host, text, local_path)
-
-
-def wheels_at_hand(plan: VenvPlan) -> str | None:
-    """Why no wheel needs downloading (the wheelhouse is complete, the venv comes from its snapshot,
-    or offline, the venv already holds the pins), or None: then `filled` downloads."""
-    marker = f"{plan.wheelhouse}/.complete"
-    digests = host.get_fact(FileDigests, [marker, plan.lock_file])
-    host_lock = digests.get(plan.lock_file)
-    wanted = hashlib.sha256(plan.lock.encode()).hexdigest() if plan.lock else None
-    if digests.get(marker) and host_lock and (wanted is None or host_lock["sha256"] == wanted):
-        return f"wheelhouse {plan.wheelhouse} complete, every file recorded with its sha256"
-    venv = host.get_fact(VenvPackages, plan.venv_dir)
-    if restores(venv, plan):
-        return f"the venv comes from {plan.snapshot}"
-    if plan.offline and matches(venv, plan) and not host.get_fact(File, path=f"{plan.venv_dir}/{INSTALL_MARKER}"):
-        return f"offline: {plan.venv_dir} holds the pins already"
-    return None
 
 
 @operation()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import testbed
-from tasks import server_unit
+from compat import server_unit
 from testbed import TestHost, named_ports, op_results, run_pyinfra, write_inventory
 from testbed.mirror import Mirror
 from testbed.proxy import SOURCE_FOR_LOOPBACK, Proxy

@@ -1,4 +1,4 @@
-"""apt's cache on the persistent path (remote/apt_cache.py), on this machine's file system: recorded
+"""apt's cache on the persistent path (remote/actions/apt_cache.py), on this machine's file system: recorded
 after apt ran, checked before it runs; what changed or was planted since is named and removed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""facts/batch.py on a real pyinfra host (@local, a temporary tree): the last run's facts answered from
+"""run/batch.py on a real pyinfra host (@local, a temporary tree): the last run's facts answered from
 one read, until the run's first change on the host; after that, and without a kept list, the host is
 asked. A value answered after a change would be stale: that must never happen."""
 
@@ -15,7 +15,7 @@ from pyinfra.api.operation import add_op
 from pyinfra.facts.files import File
 from pyinfra.facts.server import Command, Date
 
-from facts import batch
+from run import batch
 
 
 @pytest.fixture

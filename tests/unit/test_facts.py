@@ -28,8 +28,9 @@ def command_text(command) -> str:
 
 
 def _fact_class(dirname: str) -> type:
+    """facts.MODULE.CLASS from "MODULE.CLASS"; a fact class outside facts/ by its whole path ("run.batch.Batch")."""
     module, cls = dirname.rsplit(".", 1)
-    return getattr(importlib.import_module(f"facts.{module}"), cls)
+    return getattr(importlib.import_module(module if "." in module else f"facts.{module}"), cls)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.name}/{c.stem}" for c in CASES])

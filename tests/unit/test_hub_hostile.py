@@ -1,4 +1,4 @@
-"""remote/hub_fetch.py against a hub (or a mirror standing in for it) that lies: run for real, over HTTP on
+"""remote/actions/hub_fetch.py against a hub (or a mirror standing in for it) that lies: run for real, over HTTP on
 loopback, into a temporary cache. Whatever it sends, nothing lands outside the cache, nothing unverified
 enters it, and the token never goes to another host."""
 

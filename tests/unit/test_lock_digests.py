@@ -1,4 +1,4 @@
-"""A new venv lock against the sha256 its indexes publish (tasks/lock_digests.py), on PyPI's real pages
+"""A new venv lock against the sha256 its indexes publish (compat/lock_digests.py), on PyPI's real pages
 for six (JSON and HTML, tests/fixtures/index/) and, for the whole path, an index on loopback."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks import lock_digests
+from compat import lock_digests
 
 pytestmark = pytest.mark.unit
 
@@ -144,8 +144,8 @@ def test_a_pin_the_index_has_only_a_source_archive_of_is_named_before_any_change
 
 
 def test_a_host_whose_pins_have_no_wheel_is_refused_before_any_change() -> None:
+    from compat import preflight
     from config.settings import load
-    from tasks import preflight
 
     refused = preflight.refusal("tb1", load({}), True, [], ("evil-pkg==1.0",))
     assert refused is not None and refused.reason.startswith("evil-pkg==1.0: the index has only a source archive")

@@ -1,4 +1,4 @@
-"""The log rotation root runs beside the server (remote/log_rotate.py), on this machine's files:
+"""The log rotation root runs beside the server (remote/actions/log_rotate.py), on this machine's files:
 copies kept and dropped, and no link or extra name followed (the run directory's names are not trusted)."""
 
 from __future__ import annotations

@@ -28,11 +28,11 @@ from pyinfra.api.exceptions import OperationError
 from pyinfra.context import ctx_host
 
 import remote
+from compat.venv_plan import VenvPlan
 from config.layout import Layout
 from config.settings import load
 from tasks import private_upload, server_process
 from tasks.retention import Kept
-from tasks.venv_plan import VenvPlan
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
 CASES = sorted(FIXTURES.glob("*/*.json"))

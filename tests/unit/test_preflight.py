@@ -1,14 +1,14 @@
-"""deploy/provision.py's decisions after the rules, before any change (tasks/preflight.py)."""
+"""deploy/provision.py's decisions after the rules, before any change (compat/preflight.py)."""
 
 from __future__ import annotations
 
 import pytest
 
+from compat import preflight
 from compat.assessment import Artifact, Decisions
+from compat.offline import Gap
 from config.layout import Layout
 from config.settings import load
-from tasks import preflight
-from tasks.offline import Gap
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""Progress lines of long host steps (remote/_progress.py, remote/live.py), on real processes and files."""
+"""Progress lines of long host steps (remote/_progress.py, remote/actions/live.py), on real processes and files."""
 
 from __future__ import annotations
 

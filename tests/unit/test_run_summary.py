@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from pyinfra import logger
 
-from tasks.run_summary import RunSummary
+from run.run_summary import RunSummary
 
 
 class FakeState:
@@ -37,11 +37,11 @@ def test_summary_names_each_host_once_after_the_last_disconnect(monkeypatch) -> 
     ]
 
 
-# --- the audit's last line (tasks/audit_verdict.py)
+# --- the audit's last line (run/audit_verdict.py)
 
 
 def test_the_audit_verdict_counts_problems_hosts_and_the_unreached() -> None:
-    from tasks.audit_verdict import verdict_line
+    from run.audit_verdict import verdict_line
 
     assert verdict_line({"a": 5}, [], ["r.json"]) == "audit: 5 problems on 1 of 1 host; report: r.json"
     assert (

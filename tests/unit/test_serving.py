@@ -11,15 +11,16 @@ from pathlib import Path
 import pytest
 
 import remote
+from compat import server_unit
+from compat.venv_plan import pip_requirement, wheelhouse_key
 from config.layout import Layout
 from config.models import parse_models
 from config.settings import SettingsError, load
 from facts.memory import ModelMemory, ModelMemoryData
 from facts.server import parse_loaded
-from tasks import model_control, models, server_unit
+from tasks import model_control, models
 from tasks.environment import env_script
 from tasks.triton_install import version_dir_name
-from tasks.venv_plan import pip_requirement, wheelhouse_key
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 LOGS = FIXTURES / "logs"

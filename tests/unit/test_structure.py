@@ -1,5 +1,7 @@
 """The tree stays readable: no two project modules import each other (type-only imports count too:
-they are the same knot for a reader), and no module outside the tests grows past MAX_LINES."""
+they are the same knot for a reader), each room imports only the rooms below it (LAYERS), host scripts
+that read (probes) and that change (actions) stand apart, and no module outside the tests grows past
+MAX_LINES."""
 
 import ast
 from pathlib import Path
@@ -9,7 +11,18 @@ import pytest
 pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).parents[2]
-PACKAGES = ("bench", "compat", "config", "deploy", "facts", "inventories", "remote", "tasks", "testbed", "tests")
+PACKAGES = ("bench", "compat", "config", "deploy", "facts", "inventories", "remote", "run", "tasks", "testbed", "tests")
+# Each room and the rooms it may import (README's Layout): config <- facts, run <- compat <- tasks <- deploy;
+# remote (the host scripts and their command builder) is below them all.
+LAYERS = {
+    "remote": set(),
+    "config": {"remote"},
+    "facts": {"remote", "config"},
+    "run": {"remote", "config"},
+    "compat": {"remote", "config", "facts", "run"},
+    "tasks": {"remote", "config", "facts", "run", "compat"},
+    "deploy": {"remote", "config", "facts", "run", "compat", "tasks"},
+}
 MAX_LINES = 350  # the project's limit for a module (developers' guide: one concern per module)
 
 
@@ -97,3 +110,49 @@ def test_no_module_outside_the_tests_is_longer_than_the_limit() -> None:
         if not name.startswith("tests") and (lines := len(path.read_text().splitlines())) > MAX_LINES
     }
     assert long == {}, f"split these along a real seam: {long}"
+
+
+def layer_breaches(graph: dict[str, set[str]]) -> list[str]:
+    """Imports of a room from a room it may not import (LAYERS), as "module -> module"."""
+    room = lambda name: name.split(".")[0]  # noqa: E731
+    return sorted(
+        f"{module} -> {dep}"
+        for module, deps in graph.items()
+        if room(module) in LAYERS
+        for dep in deps
+        if room(dep) in LAYERS and room(dep) != room(module) and room(dep) not in LAYERS[room(module)]
+    )
+
+
+def test_the_layer_check_names_a_room_importing_one_above_it() -> None:
+    assert layer_breaches({"compat.offline": {"tasks.wheelhouse", "facts.apt"}}) == [
+        "compat.offline -> tasks.wheelhouse"
+    ]
+    assert layer_breaches({"tasks.venv": {"compat.venv_state", "run.host_log"}}) == []
+
+
+def test_each_room_imports_only_the_rooms_below_it() -> None:
+    assert layer_breaches(import_graph(_modules())) == []
+
+
+def test_probes_are_run_by_facts_and_actions_by_operations() -> None:
+    """remote/probes/ holds what facts run (they change nothing), remote/actions/ what operations run:
+    a probe named outside facts/, or an action inside, is in the wrong folder."""
+    import remote
+
+    def naming(folder: str) -> dict[str, set[str]]:
+        texts = {path: path.read_text() for path in (REPO / folder).rglob("*.py")}
+        return {
+            script.name: {str(path.relative_to(REPO)) for path, text in texts.items() if f'"{script.name}"' in text}
+            for script in remote.scripts()
+        }
+
+    by_facts, by_tasks = naming("facts"), naming("tasks")
+    names = [script.name for script in remote.scripts()]
+    assert len(names) == len(set(names)), "a script name stands in two folders: remote.source() finds one"
+    for script in remote.scripts():
+        folder = script.parent.name
+        if folder == "probes":
+            assert by_facts[script.name] and not by_tasks[script.name], script.name
+        elif folder == "actions":
+            assert not by_facts[script.name], script.name

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import remote
-from tasks import host_log
+from run import host_log
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""The venv installer script (remote/venv_install.sh) on real files: uv from its pinned wheel, or pip."""
+"""The venv installer script (remote/actions/venv_install.sh) on real files: uv from its pinned wheel, or pip."""
 
 from __future__ import annotations
 

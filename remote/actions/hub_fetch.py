@@ -299,7 +299,7 @@ def main(repo, revision, marker_file, model=None):
     record = {"repo": repo, "revision": revision, "commit": commit, "files": sorted(digests), "path": snapshot}
     if model:
         record["folder"] = os.path.join(snapshot, prefix)
-    if marker_file == "-":  # root writes it, from what it checks (remote/hub_record.py)
+    if marker_file == "-":  # root writes it, from what it checks (remote/actions/hub_record.py)
         print(json.dumps({**record, "digests": digests}))
     else:
         with open(marker_file, "w") as f:

@@ -17,7 +17,7 @@ a fact read only as one more `run_shell_command` of plain text, after pyinfra ha
 and before it processes the output; it cannot tell a read from a change, nor which fact and
 arguments a command is, without parsing command text. It would also have to be named in every
 inventory (`@batch/host`), where users keep `@ssh` and `@local`. Routing Host.get_fact keeps the
-batching out of users' inventories and answers by fact class and arguments (facts/pyinfra_internals.py
+batching out of users' inventories and answers by fact class and arguments (run/pyinfra_internals.py
 registers and checks that seam).
 """
 
@@ -36,7 +36,7 @@ from pyinfra.api import FactBase, StringCommand
 from pyinfra.api.host import Host
 from pyinfra.api.state import BaseStateCallback
 
-from facts.pyinfra_internals import ORIGINAL, connector_arguments, route_host_io
+from run.pyinfra_internals import ORIGINAL, connector_arguments, route_host_io
 
 # Fact classes a kept list may name: ours and pyinfra's, nothing else.
 _MODULES = ("facts.", "pyinfra.facts.")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pyinfra import logger
 from pyinfra.api.state import BaseStateCallback, State
 
-from tasks.run_summary import registered
+from run.run_summary import registered
 
 
 def verdict_line(problems: dict[str, int], unreached: list[str], reports: list[str]) -> str:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compat.assessment import Decisions
+from compat.offline import Gap
+from compat.venv_plan import VenvPlan, plan, snapshot_codec
 from config.layout import Layout
 from config.secrets import has_credentials
 from config.settings import Settings
-from tasks.offline import Gap
-from tasks.venv_plan import VenvPlan, plan, snapshot_codec
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def refusal(
 ) -> Refusal | None:
     """Why this host is refused before any change, or None: zstd asked for and absent; offline and the
     caches lacking something (each named with what to fetch); pins the index has only source archives for
-    (sdists: tasks/lock_digests.sdist_only)."""
+    (sdists: compat/lock_digests.sdist_only)."""
     if sdists:
         reason = (
             f"{', '.join(sdists)}: the index has only a source archive (no wheel) of that version, and its build "

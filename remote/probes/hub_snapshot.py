@@ -1,6 +1,6 @@
 """HubSnapshot's probe: the snapshot folder of REPO@REVISION that hub_fetch.py completed, offline.
 
-    python3 hub_probe.py MARKER_DIR REPO REVISION
+    python3 hub_snapshot.py MARKER_DIR REPO REVISION
 
 Prints SNAPSHOT=PATH where hub_fetch.py's marker names a commit whose every file is still in the
 cache, else ABSENT=why. Runs on the host (3.8+), without huggingface_hub.

@@ -79,7 +79,7 @@ from pyinfra.api import Config, FunctionCommand, Inventory, State, StringCommand
 from pyinfra.api.connect import connect_all
 from pyinfra.api.operation import add_op
 from pyinfra.api.operations import run_ops
-from facts.pyinfra_internals import connector_arguments
+from run.pyinfra_internals import connector_arguments
 seen = {}
 class Shell(StringCommand):
     def execute(self, state, host, connector_arguments):
@@ -133,7 +133,7 @@ INTERNALS = (
     Internal(
         "Host.current_op_global_arguments, pyinfra.api.arguments.pop_global_arguments, CONNECTOR_ARGUMENT_KEYS",
         "the running operation's global arguments, which pyinfra hands to its fact reads, resolved as pyinfra does",
-        "facts/batch.py (connector_arguments: answered from the batch only where a read would run the same way)",
+        "run/batch.py (connector_arguments: answered from the batch only where a read would run the same way)",
         lambda: (
             _in_a_run().get("inside") == "/tmp"
             and _in_a_run().get("asked") == "/"
@@ -143,13 +143,13 @@ INTERNALS = (
     Internal(
         "Host.get_fact(name_or_cls, *args, **kwargs)",
         "every fact read of a host goes through it; it is replaced to answer from the batch",
-        "facts/batch.py (route_host_io)",
+        "run/batch.py (route_host_io)",
         lambda: _params(Host.get_fact) == ["self", "name_or_cls", "args", "kwargs"],
     ),
     Internal(
         "Host.run_shell_command(*args, **kwargs) and Host.put_file(*args, **kwargs)",
         "every command and upload of an operation; wrapped to see the run's first change on a host",
-        "facts/batch.py (route_host_io), remote.Live",
+        "run/batch.py (route_host_io), remote.Live",
         lambda: (
             _params(Host.run_shell_command) == ["self", "args", "kwargs"]
             and _params(Host.put_file) == ["self", "args", "kwargs"]
@@ -158,7 +158,7 @@ INTERNALS = (
     Internal(
         "State.callback_handlers, State.add_callback_handler(handler)",
         "our callbacks are added once per run, found again by type",
-        "facts/batch.py, tasks/timings.py, tasks/run_summary.py",
+        "run/batch.py, run/timings.py, run/run_summary.py",
         lambda: _state_attribute("callback_handlers") and _params(State.add_callback_handler) == ["self", "handler"],
     ),
     Internal(
@@ -170,7 +170,7 @@ INTERNALS = (
     Internal(
         "State.get_op_meta(op_hash).names, State.get_op_data_for_host(host, op_hash), State.activated_hosts",
         "an operation's names and a host's data for it, at the end of a run",
-        "tasks/timings.py, tasks/run_summary.py",
+        "run/timings.py, run/run_summary.py",
         lambda: (
             _params(State.get_op_meta) == ["self", "op_hash"]
             and _params(State.get_op_data_for_host)[:3] == ["self", "host", "op_hash"]
