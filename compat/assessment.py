@@ -95,6 +95,20 @@ class Decisions:
             raise ValueError("no Triton artifact was decided: the host has a blocker (see the audit)")
         return self.artifact
 
+    @property
+    def chosen_python(self) -> str:
+        """The Python minor the server's stub and venv use, on a host with no blocker."""
+        if self.python is None:
+            raise ValueError("no Python was decided: the host has a blocker (see the audit)")
+        return self.python
+
+    @property
+    def chosen_script_python(self) -> str:
+        """The host python3 that runs the installer's own host scripts, on a host with no blocker."""
+        if self.script_python is None:
+            raise ValueError("no python3 for the host scripts was decided: the host has a blocker (see the audit)")
+        return self.script_python
+
 
 @dataclass(frozen=True)
 class Assessment:

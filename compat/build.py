@@ -3,7 +3,7 @@ host's OS, C runtime and libraries can run it."""
 
 from __future__ import annotations
 
-from compat import tables as t
+from compat import tables
 from compat.assessment import Artifact, HostFacts
 from compat.distro import distro_key, package_for, unknown_package_fix
 from compat.items import Item, blocker, missing, ok
@@ -12,28 +12,28 @@ from config.settings import Settings
 from config.versions import version_key
 
 
-def wanted_build(settings: Settings) -> tuple[t.TritonBuild | None, t.PytritonRelease | None]:
+def wanted_build(settings: Settings) -> tuple[tables.TritonBuild | None, tables.PytritonRelease | None]:
     """The Triton build the settings ask for (None for a tarball, known only once unpacked)."""
     if settings.triton_source != "pytriton":
         return None, None
-    release = t.PYTRITON_RELEASES.get(settings.triton_pytriton_version)
+    release = tables.PYTRITON_RELEASES.get(settings.triton_pytriton_version)
     if release is None:
         return None, None
-    return t.TRITON_BUILDS.get(release.triton), release
+    return tables.TRITON_BUILDS.get(release.triton), release
 
 
-def stub_pythons(release: t.PytritonRelease | None) -> tuple[str, ...]:
+def stub_pythons(release: tables.PytritonRelease | None) -> tuple[str, ...]:
     """The Python minors this build ships a python backend stub for."""
     if release:
         return release.stub_pythons
-    return t.PYTRITON_RELEASES["0.7.0"].stub_pythons  # tarball: a layout with python_backend_stubs/
+    return tables.PYTRITON_RELEASES["0.7.0"].stub_pythons  # tarball: a layout with python_backend_stubs/
 
 
 def choose_artifact(settings: Settings, layout: Layout) -> Artifact | None:
     """The configured source's URL, sha256, version, cache path and strip count; None for an unknown
     pytriton release (check_platform refuses it)."""
     if settings.triton_source == "pytriton":
-        release = t.PYTRITON_RELEASES.get(settings.triton_pytriton_version)
+        release = tables.PYTRITON_RELEASES.get(settings.triton_pytriton_version)
         if release is None:
             return None
         name = release.url.rsplit("/", 1)[1]
@@ -49,7 +49,7 @@ def choose_artifact(settings: Settings, layout: Layout) -> Artifact | None:
     )
 
 
-def check_platform(facts: HostFacts, settings: Settings, release: t.PytritonRelease | None) -> list[Item]:
+def check_platform(facts: HostFacts, settings: Settings, release: tables.PytritonRelease | None) -> list[Item]:
     """A Debian or Ubuntu host, and a pytriton release the tables know, for its architecture."""
     items = []
     os_ = facts.os
@@ -69,7 +69,7 @@ def check_platform(facts: HostFacts, settings: Settings, release: t.PytritonRele
     if settings.triton_source != "pytriton":
         return items
     if release is None:
-        known = ", ".join(sorted(t.PYTRITON_RELEASES))
+        known = ", ".join(sorted(tables.PYTRITON_RELEASES))
         items.append(
             blocker(
                 "triton build",
@@ -98,7 +98,7 @@ def check_platform(facts: HostFacts, settings: Settings, release: t.PytritonRele
     return items
 
 
-def check_c_runtime(facts: HostFacts, build: t.TritonBuild) -> list[Item]:
+def check_c_runtime(facts: HostFacts, build: tables.TritonBuild) -> list[Item]:
     """glibc and libstdc++ at least as new as the build was linked against."""
     items = []
     glibc = facts.c_runtime.get("glibc")
@@ -131,12 +131,12 @@ def check_c_runtime(facts: HostFacts, build: t.TritonBuild) -> list[Item]:
     return items
 
 
-def check_host_libraries(facts: HostFacts, build: t.TritonBuild | None) -> tuple[list[Item], list[str]]:
+def check_host_libraries(facts: HostFacts, build: tables.TritonBuild | None) -> tuple[list[Item], list[str]]:
     """The shared libraries the server links from the host: (items, apt packages that add the missing)."""
-    sonames = build.host_sonames if build else t.CONTAINER_HOST_SONAMES
+    sonames = build.host_sonames if build else tables.CONTAINER_HOST_SONAMES
     items, packages = [], []
     for soname in sonames:
-        if soname in t.GLIBC_SONAMES:
+        if soname in tables.GLIBC_SONAMES:
             continue
         if soname in facts.linker_cache:
             items.append(ok(soname, facts.linker_cache[soname][0]))
@@ -155,5 +155,5 @@ def runtime_packages(facts: HostFacts, settings: Settings, python_minor: str) ->
     """Every apt package the server's host libraries and the stub's libpython come from on this
     distro, present or not (deploy/uninstall.py lists those it leaves installed)."""
     build, _ = wanted_build(settings)
-    sonames = [*(build.host_sonames if build else t.CONTAINER_HOST_SONAMES), f"libpython{python_minor}.so.1.0"]
-    return sorted({p for s in sonames if s not in t.GLIBC_SONAMES and (p := package_for(s, facts.os))})
+    sonames = [*(build.host_sonames if build else tables.CONTAINER_HOST_SONAMES), f"libpython{python_minor}.so.1.0"]
+    return sorted({p for s in sonames if s not in tables.GLIBC_SONAMES and (p := package_for(s, facts.os))})

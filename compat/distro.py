@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compat import tables as t
+from compat import tables
 from facts.system import OsReleaseData
 
 
@@ -18,20 +18,20 @@ def distro_key(os: OsReleaseData | None) -> tuple[str, str]:
 
 def release_known(os: OsReleaseData | None) -> bool:
     """The package tables know this distribution release (compat/tables.py KNOWN_RELEASES)."""
-    return distro_key(os) in t.KNOWN_RELEASES
+    return distro_key(os) in tables.KNOWN_RELEASES
 
 
 def package_for(soname: str, os: OsReleaseData | None) -> str | None:
     """The apt package that ships soname on this release; None where none does or none is known."""
     key = distro_key(os)
-    if key not in t.KNOWN_RELEASES:
+    if key not in tables.KNOWN_RELEASES:
         return None
     if soname.startswith("libpython3.") and soname.endswith(".so.1.0"):
         minor = soname[len("libpython") : -len(".so.1.0")]
-        if minor not in t.DISTRO_PYTHONS.get(key, ()):
+        if minor not in tables.DISTRO_PYTHONS.get(key, ()):
             return None  # a release ships only its own Pythons
-        return f"libpython{minor}{t.LIBPYTHON_PACKAGE_SUFFIX.get(key, '')}"
-    return t.SONAME_PACKAGES.get(soname, {}).get(key)
+        return f"libpython{minor}{tables.LIBPYTHON_PACKAGE_SUFFIX.get(key, '')}"
+    return tables.SONAME_PACKAGES.get(soname, {}).get(key)
 
 
 def unknown_package_fix(soname: str, os: OsReleaseData | None) -> str:

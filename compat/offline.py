@@ -36,7 +36,7 @@ class Gap:
 def gaps(
     settings: Settings,
     layout: Layout,
-    d: Decisions,
+    decisions: Decisions,
     venv_plan: VenvPlan,
     artifact_cached: bool,
     uv_pythons: list[str],
@@ -44,10 +44,16 @@ def gaps(
     """Every gap of this host's caches for this provision; [] where it can run without the network.
     uv_pythons: the minor versions of the CPythons uv already installed here."""
     out: list[Gap] = []
-    a = d.chosen_artifact
+    artifact = decisions.chosen_artifact
     if not artifact_cached:
-        out.append(Gap("Triton artifact", f"{a.archive} is not in the cache", f"{mask(a.url)} (sha256 {a.sha256})"))
-    if d.python_source == "standalone":
+        out.append(
+            Gap(
+                "Triton artifact",
+                f"{artifact.archive} is not in the cache",
+                f"{mask(artifact.url)} (sha256 {artifact.sha256})",
+            )
+        )
+    if decisions.python_source == "standalone":
         archive = layout.python_standalone_archive
         if host.get_fact(Sha256File, path=archive) != settings.python_standalone_sha256:
             out.append(
@@ -57,10 +63,10 @@ def gaps(
                     f"{mask(settings.python_standalone_url)} (sha256 {settings.python_standalone_sha256})",
                 )
             )
-    if d.python_source == "uv" and d.python not in uv_pythons:
-        out.extend(_uv_gaps(settings, layout, d))
+    if decisions.python_source == "uv" and decisions.python not in uv_pythons:
+        out.extend(_uv_gaps(settings, layout, decisions))
     have = host.get_fact(DebPackages)
-    to_add = [p for p in d.apt_packages if p not in have]
+    to_add = [p for p in decisions.apt_packages if p not in have]
     if to_add:
         needs = host.get_fact(AptDownloads, layout.apt_cache, to_add)
         online = "run provision once with the network (offline = False), which fills the cache"

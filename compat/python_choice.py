@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from compat import tables as t
+from compat import tables
 from compat.assessment import HostFacts
 from compat.distro import distro_key, package_for, release_known
 from compat.items import Item, blocker, missing, ok
@@ -31,7 +31,7 @@ class PythonChoice:
 
 def python_fits(version: str, stubs: tuple[str, ...], numpy_lt2: bool) -> bool:
     """This build has a stub for the Python minor, and the stub's numpy pin has wheels for it."""
-    return version in stubs and not (numpy_lt2 and version_key(version) > version_key(t.NUMPY_LT2_MAX_PYTHON))
+    return version in stubs and not (numpy_lt2 and version_key(version) > version_key(tables.NUMPY_LT2_MAX_PYTHON))
 
 
 def by_minor(pythons: list[PythonInterpreter]) -> dict[str, PythonInterpreter]:
@@ -67,7 +67,7 @@ def choose_python(
         script_python = max(facts.pythons, key=lambda p: version_key(p["version"]))["path"]
     if settings.triton_python == "standalone":
         return use_standalone(facts, settings, stubs, numpy_lt2, script_python, "triton_python = standalone")
-    distro_pythons = t.DISTRO_PYTHONS.get(distro_key(facts.os), ())
+    distro_pythons = tables.DISTRO_PYTHONS.get(distro_key(facts.os), ())
     user = settings.triton_user
     candidates, passed_over = [], []
     for py in facts.pythons:
@@ -100,8 +100,12 @@ def choose_python(
         why = f"the python backend needs Python {want}; the host has {have}"
         if passed_over:
             why += f", and the server's user {user} can run none that fits ({skipped})"
-        if numpy_lt2 and any(version_key(p["version"]) > version_key(t.NUMPY_LT2_MAX_PYTHON) for p in facts.pythons):
-            why += f" (Python > {t.NUMPY_LT2_MAX_PYTHON} has no numpy<2, which the Triton {build_version} stub needs)"
+        if numpy_lt2 and any(
+            version_key(p["version"]) > version_key(tables.NUMPY_LT2_MAX_PYTHON) for p in facts.pythons
+        ):
+            why += (
+                f" (Python > {tables.NUMPY_LT2_MAX_PYTHON} has no numpy<2, which the Triton {build_version} stub needs)"
+            )
         usable_distro = [v for v in distro_pythons if python_fits(v, stubs, numpy_lt2)]
         if settings.triton_python == "auto" and (script_python or settings.python_standalone_url or not usable_distro):
             choice, items = use_standalone(
@@ -130,7 +134,7 @@ def choose_python(
         script_python=py["path"],
         # pip of a Python that is not the distribution's (pyenv, conda ...) trusts certifi's bundle,
         # not the host's: behind a TLS-inspecting proxy whose CA the host trusts, that fails
-        pip_cert=t.SYSTEM_CA_BUNDLE if facts.system_ca_bundle and not _distro_owned(py["path"]) else "",
+        pip_cert=tables.SYSTEM_CA_BUNDLE if facts.system_ca_bundle and not _distro_owned(py["path"]) else "",
         apt_packages=lib_packages + venv_packages,
         passed_over=passed,
     )
@@ -144,7 +148,7 @@ def _distro_owned(path: str) -> bool:
 
 def _no_python_fix(facts: HostFacts, stubs: tuple[str, ...], numpy_lt2: bool, distro_pythons) -> str:
     usable = [v for v in distro_pythons if python_fits(v, stubs, numpy_lt2)]
-    top = t.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]
+    top = tables.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]
     if usable:
         pkg = f"python{usable[0]}"
         lib = package_for(f"libpython{usable[0]}.so.1.0", facts.os)
@@ -203,7 +207,7 @@ def stub_fix(facts: HostFacts, stub: str, venv: str | None) -> str:
     py = by_minor(facts.pythons).get(stub)
     if py and not py["blocked_by"]:
         return f"set triton_python = {stub} ({py['path']} is on this host)"
-    if stub in t.DISTRO_PYTHONS.get(distro_key(facts.os), ()) and release_known(facts.os):
+    if stub in tables.DISTRO_PYTHONS.get(distro_key(facts.os), ()) and release_known(facts.os):
         lib = package_for(f"libpython{stub}.so.1.0", facts.os)
         return f"apt-get install python{stub} python{stub}-venv {lib}, then set triton_python = {stub}"
     other = f"; or use a Triton tarball whose stub is for Python {venv}" if venv else ""
@@ -220,7 +224,7 @@ def use_standalone(
 ) -> tuple[PythonChoice, list[Item]]:
     """A standalone CPython (its own libpython, venv and stdlib): the archive of python_standalone_url,
     else one uv installs (python_standalone_version, or the newest minor this build's stub takes)."""
-    top = t.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]
+    top = tables.NUMPY_LT2_MAX_PYTHON if numpy_lt2 else stubs[-1]
     minor = settings.python_standalone_minor or top
     if not python_fits(minor, stubs, numpy_lt2):
         fix = (
@@ -240,7 +244,7 @@ def use_standalone(
         return PythonChoice(), [
             blocker("python", "the host has no python3 (3.8+) to run the installer's steps", "apt-get install python3")
         ]
-    pip_cert = t.SYSTEM_CA_BUNDLE if facts.system_ca_bundle else ""  # its pip trusts certifi's bundle alone
+    pip_cert = tables.SYSTEM_CA_BUNDLE if facts.system_ca_bundle else ""  # its pip trusts certifi's bundle alone
     if settings.python_standalone_url:
         home = Layout(settings).python_standalone_home
         source = "standalone"
@@ -250,16 +254,16 @@ def use_standalone(
         )
     else:
         arch = facts.machine
-        if arch not in t.UV_WHEELS:
+        if arch not in tables.UV_WHEELS:
             return PythonChoice(script_python=script_python), [
                 blocker("python", f"no uv wheel is pinned for {arch}", "set python_standalone_url, _sha256, _version")
             ]
         home = Layout(settings).uv_python_home(minor, arch)
         source = "uv"
-        wanted = settings.python_standalone_version or f"{minor} (the newest {minor}.x uv {t.UV_VERSION} knows)"
+        wanted = settings.python_standalone_version or f"{minor} (the newest {minor}.x uv {tables.UV_VERSION} knows)"
         where = settings.python_downloads_json_url or settings.python_install_mirror or "python-build-standalone"
         detail = (
-            f"standalone CPython {wanted} at {home}, installed by uv {t.UV_VERSION} from {where} with the sha256 "
+            f"standalone CPython {wanted} at {home}, installed by uv {tables.UV_VERSION} from {where} with the sha256 "
             f"uv checks (chosen by {rule})"
         )
     choice = PythonChoice(

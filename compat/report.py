@@ -40,36 +40,39 @@ def record(host_name: str, assessment: Assessment, path: str) -> Path:
 def plan(
     host_name: str,
     settings: Settings,
-    d: Decisions,
+    decisions: Decisions,
     artifact_cached: bool,
     server: str,
     artifact_size: int | None = None,
 ) -> str:
     """What a provision will do on this host, printed before any change (and all that --dry prints);
     artifact_size: bytes to download, where the source said."""
-    a = d.artifact
+    artifact = decisions.artifact
     python = {"standalone": "a standalone CPython", "uv": "a standalone CPython uv installs"}.get(
-        d.python_source, "the host's"
+        decisions.python_source, "the host's"
     )
-    torch_from = d.torch_index or " and ".join(
+    torch_from = decisions.torch_index or " and ".join(
         x
         for x in (settings.pip_index_url or "PyPI", settings.pip_find_links and f"find-links {settings.pip_find_links}")
         if x
     )
     lines = [
         f"== plan for {host_name} (nothing is changed before this)",
-        *(f"  FIX FIRST  {fix}" for fix in d.first_fixes),
-        f"  python   {d.python} at {d.python_path} ({python}); the python backend stub for {d.python}",
-        *(f"           passed over {why}" for why in d.python_passed_over),
-        f"  torch    {d.torch_requirement} from {mask(torch_from)}",
+        *(f"  FIX FIRST  {fix}" for fix in decisions.first_fixes),
+        f"  python   {decisions.python} at {decisions.python_path} ({python}); "
+        f"the python backend stub for {decisions.python}",
+        *(f"           passed over {why}" for why in decisions.python_passed_over),
+        f"  torch    {decisions.torch_requirement} from {mask(torch_from)}",
         "  lock     each file checked against the sha256 its index publishes; one with none is refused"
         + (f", but for {settings.lock_trust_on_first_use} (lock_trust_on_first_use)" if settings.lock_trusted else ""),
-        f"  apt      {', '.join(d.apt_packages) + ' to add' if d.apt_packages else 'nothing to add'}",
+        f"  apt      {', '.join(decisions.apt_packages) + ' to add' if decisions.apt_packages else 'nothing to add'}",
     ]
-    if a:
+    if artifact:
         size = f" ({_size(artifact_size)})" if artifact_size is not None else ""
-        state = "cached, sha256 verified" if artifact_cached else f"to download{size} from {mask(a.url)}"
-        lines.append(f"  triton   {a.version or '(version from the tarball)'} sha256 {a.sha256[:12]}..., {state}")
+        state = "cached, sha256 verified" if artifact_cached else f"to download{size} from {mask(artifact.url)}"
+        lines.append(
+            f"  triton   {artifact.version or '(version from the tarball)'} sha256 {artifact.sha256[:12]}..., {state}"
+        )
     for m in settings.models:
         pinned = not (m.kind == "hub" or m.from_hub) or _is_commit(m.revision)
         note = "" if pinned else " (revision not pinned: a branch or tag, it can move)"
@@ -78,8 +81,8 @@ def plan(
             lines.append(f"           fetched by the controller, each file checked: {m.model_folder}")
         if m.kind == "triton":
             lines.append("           as it is: its own config.pbtxt; proven with inputs made from that config")
-        elif m.name in d.model_serving:
-            v = d.model_serving[m.name]
+        elif m.name in decisions.model_serving:
+            v = decisions.model_serving[m.name]
             batching = f"batches up to {v.max_batch_size}" if m.dynamic_batching and v.max_batch_size else "no batching"
             lines.append(f"           {v.instances} instance(s) x {v.threads} torch thread(s), {batching} ({v.why})")
     if settings.offline:

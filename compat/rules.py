@@ -9,7 +9,7 @@ compat/torch_choice.py, compat/installed.py (disk, install, venv, environment, p
 
 from __future__ import annotations
 
-from compat import tables as t
+from compat import tables
 from compat.assessment import Assessment, Decisions, HostFacts
 from compat.build import (
     check_c_runtime,
@@ -89,7 +89,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
         machine=facts.machine,
         python_passed_over=python.passed_over,
         pip_cert=python.pip_cert,
-        stub_fixes={minor: stub_fix(facts, minor, python.python) for minor in t.STUB_PYTHON_MINORS},
+        stub_fixes={minor: stub_fix(facts, minor, python.python) for minor in tables.STUB_PYTHON_MINORS},
         torch_variant=torch.variant,
         torch_requirement=torch.requirement,
         torch_index=torch.index,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shlex
+from dataclasses import dataclass
 
 from config.layout import Layout
 from config.settings import Settings
@@ -13,7 +14,7 @@ from config.settings import Settings
 
 def server_args(settings: Settings, layout: Layout) -> list[str]:
     """tritonserver's command line: our own backend, cache and repository paths, addresses and ports."""
-    a = settings.triton_http_address
+    address = settings.triton_http_address
     return [
         "--model-repository",
         layout.models,
@@ -22,15 +23,15 @@ def server_args(settings: Settings, layout: Layout) -> list[str]:
         "--cache-directory",
         f"{layout.current}/caches",
         "--http-address",
-        a,
+        address,
         "--http-port",
         str(settings.triton_http_port),
         "--grpc-address",
-        a,
+        address,
         "--grpc-port",
         str(settings.triton_grpc_port),
         "--metrics-address",
-        a,
+        address,
         "--metrics-port",
         str(settings.triton_metrics_port),
         "--exit-timeout-secs",
@@ -64,13 +65,12 @@ def server_launcher(layout: Layout) -> str:
     repository API restricted (HTTP and gRPC) to requests carrying the key, read from a file only root and
     the server's user can read. The key stays out of every file others can read and every command pyinfra
     runs; Triton takes it only as an argument, so it is in the server's own command line."""
-    q = shlex.quote
     restricted = f"model-repository:{MODEL_CONTROL_HEADER}=$key"
     return (
         "#!/bin/sh\n# triton-provisioner: tritonserver with Triton's environment, its model load and unload\n"
         "# answering only requests that carry the model-control key\n"
-        f". {q(layout.home + '/env.sh')}\n"
-        f'key=$(cat {q(layout.model_control_key)}) && [ -n "$key" ] ||\n'
+        f". {shlex.quote(layout.home + '/env.sh')}\n"
+        f'key=$(cat {shlex.quote(layout.model_control_key)}) && [ -n "$key" ] ||\n'
         "  { echo 'no model-control key: run deploy/serve.py' >&2; exit 1; }\n"
         f'exec tritonserver "$@" "--http-restricted-api={restricted}" "--grpc-restricted-protocol={restricted}"\n'
     )
@@ -142,3 +142,64 @@ def systemd_unit(settings: Settings, layout: Layout) -> str:
         "StandardOutput=journal\nStandardError=journal\nSyslogIdentifier=tritonserver\nStandardInput=null\n\n"
         "[Install]\nWantedBy=multi-user.target\n"
     )
+
+
+@dataclass(frozen=True)
+class ServerPlan:
+    """Where our server lives and how it is reached and started on one host; built by `server_plan`."""
+
+    run_dir: str  # pid file, config hash, log, proof
+    launcher: str  # sets Triton's environment, then runs its arguments
+    starter: str  # runs tritonserver with that environment and the model-control key (server_unit.server_launcher)
+    key_file: str  # the model-control key the repository API asks for
+    models_dir: str  # the model repository
+    http_host: str  # where a client on the host connects
+    ports: tuple[tuple[str, int], ...]  # (("http", 8000), ("grpc", 8001), ("metrics", 8002))
+    args: tuple[str, ...]  # tritonserver's arguments
+    unit: str  # the systemd unit's text (used where systemd runs the host)
+    user: str = "root"  # who the server runs as
+    log_watch: tuple[str, ...] = ()  # the log watcher's arguments (log_watch_args), for a detached start
+    verified_answers: str = ""  # where the proof keeps each model's in-process answers ("" = not kept)
+
+    @property
+    def http_port(self) -> int:
+        return self.ports[0][1]
+
+    @property
+    def grpc_port(self) -> int:
+        return self.ports[1][1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.http_host}:{self.http_port}"
+
+
+def server_plan(settings: Settings, layout: Layout) -> ServerPlan:
+    """The server plan of these settings."""
+    return ServerPlan(
+        run_dir=layout.run,
+        launcher=layout.launcher,
+        starter=layout.server_launcher,
+        key_file=layout.model_control_key,
+        models_dir=layout.models,
+        http_host=settings.http_connect_host,
+        ports=settings.triton_ports,
+        args=tuple(server_args(settings, layout)),
+        unit=systemd_unit(settings, layout),
+        user=settings.triton_user,
+        log_watch=tuple(log_watch_args(settings, layout)),
+        verified_answers=layout.verified_answers,
+    )
+
+
+def why_start(state: dict, systemd: bool, plan: ServerPlan, wanted_hash: str) -> str:
+    """Why the server must be (re)started, in words; "" when it serves as wanted (the plan says the same)."""
+    if not state["pid"]:
+        return "not running"
+    if state["config_hash"] != wanted_hash:
+        return "what it runs changed"
+    if not state["ready"]:
+        return "not ready"
+    if systemd and state["unit_sha256"] != hashlib.sha256(plan.unit.encode()).hexdigest():
+        return "its systemd unit changed"
+    return ""

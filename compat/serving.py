@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compat import tables as t
+from compat import tables
 from compat.items import Item, blocker, ok
 from config import triton_model
 from config.models import ModelSpec
@@ -30,7 +30,7 @@ def model_serving(specs: tuple[ModelSpec, ...], cpus: int | None, gpu: bool) -> 
     for spec in specs:
         on_gpu = spec.instance_kind == "KIND_GPU" or (spec.instance_kind == "auto" and gpu)
         why = []
-        instances = spec.instance_count or (t.GPU_INSTANCES if on_gpu else t.CPU_INSTANCES)
+        instances = spec.instance_count or (tables.GPU_INSTANCES if on_gpu else tables.CPU_INSTANCES)
         why.append("instance_count" if spec.instance_count else "GPU: one copy" if on_gpu else "CPU: one copy")
         threads = spec.intra_op_threads or max(1, n // instances)
         why.append("intra_op_threads" if spec.intra_op_threads else f"{n} CPUs / {instances} copies")
@@ -38,7 +38,7 @@ def model_serving(specs: tuple[ModelSpec, ...], cpus: int | None, gpu: bool) -> 
             batch = spec.max_batch_size
             why.append("max_batch_size")
         else:
-            batch = t.GPU_MAX_BATCH_SIZE if on_gpu else t.CPU_MAX_BATCH_SIZE
+            batch = tables.GPU_MAX_BATCH_SIZE if on_gpu else tables.CPU_MAX_BATCH_SIZE
             why.append(f"batch {batch} on {'GPU' if on_gpu else 'CPU'}")
         preferred = spec.preferred_batch_sizes or tuple(sorted({max(1, batch // 2), batch})) if batch else ()
         out[spec.name] = Serving(instances, threads, batch, preferred, ", ".join(why))
@@ -56,12 +56,12 @@ def check_model_backends(specs: tuple[ModelSpec, ...], triton_source: str) -> li
         if config is None:
             continue  # the settings refused it already, naming why
         name = f"model {spec.name}"
-        if triton_source == "pytriton" and config.backend not in t.PYTRITON_BACKENDS:
+        if triton_source == "pytriton" and config.backend not in tables.PYTRITON_BACKENDS:
             items.append(
                 blocker(
                     name,
                     f"needs the {config.backend} backend; the pytriton build (triton_source = 'pytriton') carries "
-                    f"{', '.join(t.PYTRITON_BACKENDS)} only",
+                    f"{', '.join(tables.PYTRITON_BACKENDS)} only",
                     "set triton_source = 'tarball' with a Triton build that has it (NGC's tritonserver tarball "
                     f"carries {config.backend}), or serve the model through the python backend",
                 )

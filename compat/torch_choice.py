@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compat import tables as t
+from compat import tables
 from compat.assessment import HostFacts
 from compat.items import Item, blocker, ok
 from config.settings import Settings
@@ -31,7 +31,7 @@ def driver_cuda(nvidia: NvidiaData) -> str | None:
     if not driver:
         return None
     best = None
-    for cuda, minimum in t.CUDA_TOOLKIT_DRIVER.items():
+    for cuda, minimum in tables.CUDA_TOOLKIT_DRIVER.items():
         if version_key(driver) >= version_key(minimum) and (best is None or version_key(cuda) > version_key(best)):
             best = cuda
     return best
@@ -62,7 +62,7 @@ def covers(archs: tuple[str, ...], capability: str) -> bool:
 
 def wheel_archs(torch_minor: str, variant: str) -> tuple[str, ...] | None:
     """The architectures a torch minor's variant carries kernels for; None where the table has none."""
-    return t.TORCH_CUDA_ARCHS.get(torch_minor, {}).get(variant)
+    return tables.TORCH_CUDA_ARCHS.get(torch_minor, {}).get(variant)
 
 
 def sm_list(archs: tuple[str, ...]) -> str:
@@ -78,7 +78,7 @@ def _fits_gpus(torch_minor: str, variant: str, capabilities: list[str]) -> bool:
     archs = wheel_archs(torch_minor, variant)
     if archs is not None:
         return all(covers(archs, cc) for cc in capabilities)
-    low = any(version_key(cc) < version_key(t.CUDA13_MIN_COMPUTE_CAPABILITY) for cc in capabilities)
+    low = any(version_key(cc) < version_key(tables.CUDA13_MIN_COMPUTE_CAPABILITY) for cc in capabilities)
     return not (low and version_key(variant_cuda(variant)) >= (13,))
 
 
@@ -101,7 +101,7 @@ def choose_torch_variant(nvidia: NvidiaData, torch_minor: str, variants: tuple[s
         best = max(full, key=lambda v: version_key(variant_cuda(v)))
         return best, f"the driver's CUDA {cuda} runs {best} fully (the newest such variant of torch {torch_minor})"
     major = _major(cuda)
-    minimum = t.CUDA_MAJOR_MIN_DRIVER.get(major)
+    minimum = tables.CUDA_MAJOR_MIN_DRIVER.get(major)
     same = [v for v in usable if _major(variant_cuda(v)) == major]
     if same and minimum and driver != "?" and version_key(driver) >= version_key(minimum):
         best = min(same, key=lambda v: version_key(variant_cuda(v)))
@@ -122,7 +122,7 @@ def _torch_fix(nvidia: NvidiaData, torch_minor: str, variants: tuple[str, ...]) 
     cuda = driver_cuda(nvidia) or "0"
     older = [
         m
-        for m, vs in t.TORCH_CUDA_VARIANTS.items()
+        for m, vs in tables.TORCH_CUDA_VARIANTS.items()
         if version_key(m) < version_key(torch_minor) and choose_torch_variant(nvidia, m, vs)[0]
     ]
     capabilities = [g["compute_capability"] for g in nvidia.get("gpus", []) if g.get("compute_capability")]
@@ -130,13 +130,13 @@ def _torch_fix(nvidia: NvidiaData, torch_minor: str, variants: tuple[str, ...]) 
     hints = []
     if older:
         last = max(older, key=version_key)
-        chosen = choose_torch_variant(nvidia, last, t.TORCH_CUDA_VARIANTS[last])[0] or ""
+        chosen = choose_torch_variant(nvidia, last, tables.TORCH_CUDA_VARIANTS[last])[0] or ""
         archs = wheel_archs(last, chosen)
         carries = f"its {chosen} carries {sm_list(archs)} and " if archs else ""
         hints.append(f"torch_version {last}.x ({carries}its wheels run on CUDA {_major(cuda)}.x)")
     if fitting:
         lowest = min(fitting, key=lambda v: version_key(variant_cuda(v)))
-        hints.append(f"an NVIDIA driver >= {t.CUDA_MAJOR_MIN_DRIVER.get(_major(variant_cuda(lowest)), '?')}")
+        hints.append(f"an NVIDIA driver >= {tables.CUDA_MAJOR_MIN_DRIVER.get(_major(variant_cuda(lowest)), '?')}")
     hints.append("torch_variant = cpu")
     return "use " + ", or ".join(hints)
 
@@ -153,7 +153,7 @@ def _gpu_item(nvidia: NvidiaData | None) -> Item:
 
 def _variant(facts: HostFacts, settings: Settings, minor: str) -> tuple[str | None, str, str]:
     """(variant, the rule that chose it, the fix where it is None)."""
-    variants = t.TORCH_CUDA_VARIANTS.get(minor)
+    variants = tables.TORCH_CUDA_VARIANTS.get(minor)
     gpus = (facts.nvidia or {}).get("gpus") or []
     variant = settings.torch_variant
     if variant == "cpu":

@@ -10,14 +10,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyinfra import host, state
 
+from compat.server_unit import server_plan
 from config.layout import Layout
 from config.secrets import mask_output
 from config.settings import load, load_inventory
-from tasks import server_process
 from tasks.server_process import stopped
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
 
 load_inventory(state.inventory)
 settings = load(host.data.dict(), host.name)
-stopped(name="Triton server stopped", plan=server_process.plan(settings, Layout(settings)))
+stopped(name="Triton server stopped", plan=server_plan(settings, Layout(settings)))

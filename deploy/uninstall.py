@@ -17,6 +17,7 @@ from pyinfra.facts.deb import DebPackages
 
 from compat.build import runtime_packages
 from compat.reading import read_host
+from compat.server_unit import server_plan
 from config.secrets import mask_output
 from tasks import server_process, uninstall
 
@@ -38,7 +39,7 @@ print(
     flush=True,
 )
 
-server_process.stopped(name="Triton server stopped", plan=server_process.plan(settings, layout))
+server_process.stopped(name="Triton server stopped", plan=server_plan(settings, layout))
 uninstall.unit_removed(name="tritonserver.service removed")
 uninstall.removed(
     name="Install root, venvs and profile removed", paths=uninstall.install_paths(layout), ours=layout.versions

@@ -3,7 +3,7 @@ under a directory, and where links point."""
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 from pyinfra.api import FactBase, StringCommand
 
@@ -54,10 +54,15 @@ def _unhex(text: str) -> str:
     return bytes.fromhex(text).decode("utf-8", "surrogateescape")
 
 
+EntryKind = Literal["directory", "file", "link", "other"]
+# find's %y letter -> the entry's kind (any other letter: a device, a socket, a FIFO ...)
+_ENTRY_KINDS: dict[str, EntryKind] = {"d": "directory", "f": "file", "l": "link"}
+
+
 class AgedEntry(TypedDict):
     name: str
     mtime: float  # seconds since the epoch
-    kind: str  # d directory, f file, l link (find's %y)
+    kind: EntryKind
 
 
 class AgedEntries(FactBase[dict[str, list[AgedEntry]]]):
@@ -87,7 +92,11 @@ class AgedEntries(FactBase[dict[str, list[AgedEntry]]]):
                 kind, _, name = rest.partition(b" ")
                 if name:
                     entries.append(
-                        AgedEntry(name=name.decode("utf-8", "surrogateescape"), mtime=float(mtime), kind=kind.decode())
+                        AgedEntry(
+                            name=name.decode("utf-8", "surrogateescape"),
+                            mtime=float(mtime),
+                            kind=_ENTRY_KINDS.get(kind.decode(), "other"),
+                        )
                     )
             out[directory] = sorted(entries, key=lambda e: (-e["mtime"], e["name"]))
         return out

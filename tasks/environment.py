@@ -19,13 +19,12 @@ from tasks import small_files
 def env_script(layout: Layout, libpython_dir: str | None) -> str:
     """The variables: TRITON_HOME, PATH (venv first: the stub finds python3 there), LD_LIBRARY_PATH, HF_HOME
     (and HF_HUB_OFFLINE offline)."""
-    q = shlex.quote
-    lib_dirs = ":".join(q(d) for d in layout.library_dirs(libpython_dir))
+    lib_dirs = ":".join(shlex.quote(directory) for directory in layout.library_dirs(libpython_dir))
     return (
         "# Written by triton-provisioner: the environment Triton and its python backend run with.\n"
-        f"export TRITON_HOME={q(layout.current)}\n"
-        f"export HF_HOME={q(layout.hf_home)}\n"
-        f'export PATH={q(layout.venv + "/bin")}:"$TRITON_HOME/bin:$PATH"\n'
+        f"export TRITON_HOME={shlex.quote(layout.current)}\n"
+        f"export HF_HOME={shlex.quote(layout.hf_home)}\n"
+        f'export PATH={shlex.quote(layout.venv + "/bin")}:"$TRITON_HOME/bin:$PATH"\n'
         f'export LD_LIBRARY_PATH={lib_dirs}"${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"\n'
         # offline: the hub is never asked (the models load from the cache only)
         + ("export HF_HUB_OFFLINE=1\n" if layout.settings.offline else "")

@@ -4,8 +4,8 @@ uploaded (path:) or downloaded into HF_HOME (hub:) on the persistent path."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
+from typing import Any, TypedDict
 
 from jinja2 import Environment, StrictUndefined
 from pyinfra import host
@@ -86,38 +86,51 @@ def repository_files(
     return out
 
 
+class ModelCheck(TypedDict, total=False):
+    """One model as remote/actions/verify_models.py calls it (it reads the list as JSON)."""
+
+    name: str
+    task: str  # a pipeline task, or "triton" for a model folder users bring
+    source: str
+    normalize: bool
+    max_length: int
+    max_new_tokens: int
+    max_batch_size: int
+    device: str  # where the in-process check runs: "cpu" or "cuda:N", as the server's instances
+    digest: str  # the model's, under which its in-process answers are kept
+    inputs: list[dict[str, Any]]  # a model folder's: name, datatype, dims
+    outputs: list[str]
+
+
 def verify_spec(
     specs: tuple[ModelSpec, ...],
     layout: Layout,
     gpu_ids: list[int],
     serving: dict[str, Serving] | None = None,
     digests: dict[str, str] | None = None,
-) -> str:
+) -> list[ModelCheck]:
     """What the verifier needs to call each model, and to run it in-process on the device the
-    server runs it on (the first GPU of its instances, or the CPU), as JSON. A Triton model folder is
+    server runs it on (the first GPU of its instances, or the CPU). A Triton model folder is
     called with inputs made from its config.pbtxt (its inputs' names, types and shapes). digests: each
     model's (tasks/model_control.digests), under which its in-process answers are kept."""
-    return json.dumps(
-        [_triton_verify(s) for s in specs if s.kind == "triton"]
-        + [
-            {
-                "name": s.name,
-                "task": s.task,
-                "source": host_source(s, layout),
-                "normalize": s.normalize,
-                "max_length": s.max_length,
-                "max_new_tokens": s.max_new_tokens,
-                "max_batch_size": (serving or model_serving(specs, None, bool(gpu_ids)))[s.name].max_batch_size,
-                "device": f"cuda:{gpu_ids[0]}" if instance_kind(s, gpu_ids) == "KIND_GPU" and gpu_ids else "cpu",
-                **({"digest": digests[s.name]} if digests and s.name in digests else {}),
-            }
-            for s in specs
-            if s.kind != "triton"
-        ]
-    )
+    return [_triton_verify(s) for s in specs if s.kind == "triton"] + [
+        {
+            "name": s.name,
+            "task": s.task,
+            "source": host_source(s, layout),
+            "normalize": s.normalize,
+            "max_length": s.max_length,
+            "max_new_tokens": s.max_new_tokens,
+            "max_batch_size": (serving or model_serving(specs, None, bool(gpu_ids)))[s.name].max_batch_size,
+            "device": f"cuda:{gpu_ids[0]}" if instance_kind(s, gpu_ids) == "KIND_GPU" and gpu_ids else "cpu",
+            **({"digest": digests[s.name]} if digests and s.name in digests else {}),
+        }
+        for s in specs
+        if s.kind != "triton"
+    ]
 
 
-def _triton_verify(spec: ModelSpec) -> dict:
+def _triton_verify(spec: ModelSpec) -> ModelCheck:
     config, _ = triton_model.check_dir(spec.name, spec.model_folder)
     if config is None:
         raise ValueError(

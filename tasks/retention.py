@@ -10,7 +10,7 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 
 import remote
-from facts.files import AgedEntries, AgedEntry, Links
+from facts.files import AgedEntries, AgedEntry, EntryKind, Links
 from run import host_log
 
 # Names a step leaves while it works (an unpack's .tmp, a venv's .new/.old, a download's .part):
@@ -22,12 +22,12 @@ _LOCK = ".lock"
 
 @dataclass(frozen=True)
 class Kept:
-    """One folder whose entries are versions of one thing: `dir`, the entry kind counted ("d"
-    directories, "f" files), the names this run uses (always kept) and the links whose targets the
-    running server uses (kept too)."""
+    """One folder whose entries are versions of one thing: `dir`, the kind of entry counted (directories
+    or files), the names this run uses (always kept) and the links whose targets the running server
+    uses (kept too)."""
 
     dir: str
-    kind: str
+    kind: EntryKind
     used: tuple[str, ...] = ()
     links: tuple[str, ...] = ()
 
@@ -37,7 +37,7 @@ def _group(name: str) -> str:
     return "python" if name.startswith("cpython-") else "triton"
 
 
-def to_remove(entries: list[AgedEntry], kind: str, keep: int, protected: set[str]) -> list[str]:
+def to_remove(entries: list[AgedEntry], kind: EntryKind, keep: int, protected: set[str]) -> list[str]:
     """The names to remove: of the entries of this kind (newest first), every protected one is kept
     and the newest others until `keep` are kept per group; a removed venv's lock file goes with it."""
     counted = [e for e in entries if e["kind"] == kind and not _IN_PROGRESS.search(e["name"])]

@@ -8,6 +8,7 @@ from pyinfra import host
 
 from compat import server_unit, venv_plan
 from compat.assessment import Decisions
+from compat.server_unit import server_plan, why_start
 from config.layout import Layout
 from config.settings import Settings
 from facts.server import ServerState
@@ -17,13 +18,13 @@ from tasks.triton_install import installed_dir
 
 
 def links(
-    settings: Settings, layout: Layout, d: Decisions, repo_files: dict[str, bytes]
+    settings: Settings, layout: Layout, decisions: Decisions, repo_files: dict[str, bytes]
 ) -> tuple[tuple[str, str], ...]:
     """(link, target) for what the server is to run: the Triton install, the venv, the model repository."""
     targets = (
-        installed_dir(layout, d),
-        venv_plan.target(settings, layout, d),
-        models.repository_dir(layout, repo_files, venv_plan.target(settings, layout, d)),
+        installed_dir(layout, decisions),
+        venv_plan.target(settings, layout, decisions),
+        models.repository_dir(layout, repo_files, venv_plan.target(settings, layout, decisions)),
     )
     return tuple(zip(layout.links, targets, strict=True))
 
@@ -32,7 +33,7 @@ def wanted_hash(settings: Settings, layout: Layout, decisions: Decisions) -> str
     """What the server process runs (its arguments, user and log watcher, the Triton install, the venv's
     Python), as one hash: a change restarts it. The models and the venv are reloaded instead
     (model_digests)."""
-    server = server_process.plan(settings, layout)
+    server = server_plan(settings, layout)
     run_as = [*server.args, f"user={server.user}", *server.log_watch]
     return server_unit.server_hash(
         run_as, installed_dir(layout, decisions), decisions.python or "", decisions.libpython_dir or ""
@@ -49,15 +50,13 @@ def model_digests(
 def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int]) -> str:
     """In words, what will happen to the server: keeps running, starts, restarts and why, or keeps running
     while models are loaded, reloaded or unloaded."""
-    p = server_process.plan(settings, layout)
-    state = host.get_fact(ServerState, p.run_dir, p.http_host, p.http_port, p.models_dir)
-    why = server_process.why_start(
-        state, host.get_fact(InitSystem)["systemd"], p, wanted_hash(settings, layout, decisions)
-    )
+    server = server_plan(settings, layout)
+    state = host.get_fact(ServerState, server.run_dir, server.http_host, server.http_port, server.models_dir)
+    why = why_start(state, host.get_fact(InitSystem)["systemd"], server, wanted_hash(settings, layout, decisions))
     if not why:
         repo_files = models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving)
         wanted = model_digests(settings, layout, decisions, repo_files)
-        change = model_control.planned(state["models"], wanted, p.models_dir)
+        change = model_control.planned(state["models"], wanted, server.models_dir)
         if change:
             return f"keeps running (pid {state['pid']}); models: {change.words()}"
         return f"keeps running (pid {state['pid']})"
@@ -84,7 +83,7 @@ def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: lis
     models.repository(models.repository_dir(layout, repo_files, venv), repo_files)
     for path, versions in ((layout.venv, layout.venvs), (layout.models, layout.repositories)):
         switch.adopted(name=f"{path}: a link", path=path, versions=versions)
-    server = server_process.plan(settings, layout)
+    server = server_plan(settings, layout)
     targets = links(settings, layout, decisions, repo_files)
     digests = model_digests(settings, layout, decisions, repo_files)  # what is loaded, and what the proof keys
     server_process.running(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
@@ -11,64 +11,15 @@ from pyinfra import host
 from pyinfra.api import OperationError, QuoteString, StringCommand, operation
 
 import remote
-from compat.server_unit import JOURNAL, LOG_WATCH, log_watch_args, server_args, systemd_unit
-from config.layout import Layout
-from config.settings import Settings
+from compat.server_unit import JOURNAL, LOG_WATCH, ServerPlan, why_start
 from facts.ports import ListeningPorts
-from facts.server import UNIT_PATH, ServerState
+from facts.server import UNIT_PATH, ServerState, ServerStateData
 from facts.system import InitSystem
 from run import host_log
 from tasks import model_control, switch
+from tasks.models import ModelCheck
 
 READY_TIMEOUT_S = 180
-
-
-@dataclass(frozen=True)
-class ServerPlan:
-    """Where our server lives and how it is reached and started on one host; built by `plan`."""
-
-    run_dir: str  # pid file, config hash, log, proof
-    launcher: str  # sets Triton's environment, then runs its arguments
-    starter: str  # runs tritonserver with that environment and the model-control key (server_unit.server_launcher)
-    key_file: str  # the model-control key the repository API asks for
-    models_dir: str  # the model repository
-    http_host: str  # where a client on the host connects
-    ports: tuple[tuple[str, int], ...]  # (("http", 8000), ("grpc", 8001), ("metrics", 8002))
-    args: tuple[str, ...]  # tritonserver's arguments
-    unit: str  # the systemd unit's text (used where systemd runs the host)
-    user: str = "root"  # who the server runs as
-    log_watch: tuple[str, ...] = ()  # the log watcher's arguments (log_watch_args), for a detached start
-    verified_answers: str = ""  # where the proof keeps each model's in-process answers ("" = not kept)
-
-    @property
-    def http_port(self) -> int:
-        return self.ports[0][1]
-
-    @property
-    def grpc_port(self) -> int:
-        return self.ports[1][1]
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.http_host}:{self.http_port}"
-
-
-def plan(settings: Settings, layout: Layout) -> ServerPlan:
-    """The server plan of these settings."""
-    return ServerPlan(
-        run_dir=layout.run,
-        launcher=layout.launcher,
-        starter=layout.server_launcher,
-        key_file=layout.model_control_key,
-        models_dir=layout.models,
-        http_host=settings.http_connect_host,
-        ports=settings.triton_ports,
-        args=tuple(server_args(settings, layout)),
-        unit=systemd_unit(settings, layout),
-        user=settings.triton_user,
-        log_watch=tuple(log_watch_args(settings, layout)),
-        verified_answers=layout.verified_answers,
-    )
 
 
 def _port_holders(plan: ServerPlan, ours: set[int]) -> list[str]:
@@ -82,19 +33,6 @@ def _port_holders(plan: ServerPlan, ours: set[int]) -> list[str]:
             who = f"{h['process']} (pid {h['pid']})" if h["pid"] else "a process not visible to this user"
             held.append(f"triton_{label}_port {port} is held by {who} on {h['address']}")
     return held
-
-
-def why_start(state: dict, systemd: bool, plan: ServerPlan, wanted_hash: str) -> str:
-    """Why the server must be (re)started, in words; "" when it serves as wanted (the plan says the same)."""
-    if not state["pid"]:
-        return "not running"
-    if state["config_hash"] != wanted_hash:
-        return "what it runs changed"
-    if not state["ready"]:
-        return "not ready"
-    if systemd and state["unit_sha256"] != hashlib.sha256(plan.unit.encode()).hexdigest():
-        return "its systemd unit changed"
-    return ""
 
 
 def _started(plan: ServerPlan, systemd: bool, config_hash: str, stale: str) -> StringCommand:
@@ -134,7 +72,7 @@ def _as_server_user(user: str, proof_file: str, job: str, build: Callable[[str],
     )  # fmt: skip
 
 
-def _verified(plan: ServerPlan, verify: str, in_process: bool, proof_file: str) -> StringCommand:
+def _verified(plan: ServerPlan, verify: list[ModelCheck], in_process: bool, proof_file: str) -> StringCommand:
     """The models called over HTTP and gRPC and, in-process, loaded in the venv: as the server's user (the
     in-process check loads what the HF cache holds, which that user may write); the in-process answers
     are kept in that user's cache for the next proof of the same model and venv."""
@@ -147,7 +85,7 @@ def _verified(plan: ServerPlan, verify: str, in_process: bool, proof_file: str) 
             f"{plan.http_host}:{plan.grpc_port}",
             plan.models_dir,
             "1" if in_process else "0",
-            verify,
+            json.dumps(verify),
             via=plan.launcher,
             env={
                 "TRITON_PROOF_FILE": proof,
@@ -195,7 +133,7 @@ def running(
     links: tuple[tuple[str, str], ...],
     models: list[str],
     loaded: dict[str, str],
-    verify: str = "",
+    verify: list[ModelCheck] | None = None,
     in_process: bool = True,
     python: str = "python3",
 ):
@@ -212,77 +150,119 @@ def running(
     proof) is rolled back where a ready server ran before: the links point at what served before and
     the models it changed are loaded back (or that server starts again), proven, and the run fails
     naming what failed. A port held by another process stops here with its name and pid; our own stale
-    server (recorded pid, or serving our repository) is stopped cleanly first. verify is the JSON of
-    tasks.models.verify_spec: each model is then called over HTTP and gRPC.
+    server (recorded pid, or serving our repository) is stopped cleanly first. verify: the models as
+    tasks.models.verify_spec lists them, each then called over HTTP and gRPC.
     """
-    p = plan
-    state = host.get_fact(ServerState, p.run_dir, p.http_host, p.http_port, p.models_dir)
+    state = host.get_fact(ServerState, plan.run_dir, plan.http_host, plan.http_port, plan.models_dir)
     systemd = host.get_fact(InitSystem)["systemd"]
-    proof_file = f"{p.run_dir}/proof.txt"
-    proven = [_verified(p, verify, in_process, proof_file)] if verify and verify != "[]" else []
-    if not why_start(state, systemd, p, wanted_hash):
-        enable = systemd and not state["unit_enabled"]
-        if enable:
-            yield "systemctl enable --quiet tritonserver.service"  # serving as wanted: no restart
-        models_change = model_control.planned(state["models"], loaded, p.models_dir)
-        if not models_change:
-            if not enable:
-                host.noop(f"Triton pid {state['pid']} is ready with this configuration and these models")
-            return
-        control = partial(_control, p, proof_file)
-        new = [
-            StringCommand(
-                "echo",
-                QuoteString(f"models: {models_change.words()}; the server keeps running"),
-                ">",
-                QuoteString(proof_file),
-            ),
-            # the server's pid as the facts found it (under systemd the unit's: it may have restarted it since)
-            StringCommand("echo", str(state["pid"]), ">", QuoteString(f"{p.run_dir}/tritonserver.pid")),
-            switch.command(links),
-            control(models_change.forward()),
-            _ready(p, python, models, systemd, started=False),
-            *proven,
-            model_control.recorded(p.run_dir, loaded),
-        ]
-        old = switch.previous(links)
-        if old is None:
-            yield StringCommand(*_all(*new))
-        else:
-            back = [switch.command(old), control(models_change.back()), _ready(p, python, ["smoke"], systemd, False)]
-            yield _with_rollback(
-                new,
-                back,
-                "The change failed (above); rolled back to what served before: the links point back and the models "
-                "it had changed are loaded back from there; the server kept running. Fix the cause named above, "
-                "then run again.",
-                "The change failed (above), and so did loading back what served before (above).",
-                "loading back what served before",
-            )
-        yield host_log.shown(proof_file)
+    proof_file = f"{plan.run_dir}/proof.txt"
+    change = _Change(
+        plan=plan,
+        state=state,
+        systemd=systemd,
+        links=links,
+        models=models,
+        loaded=loaded,
+        proven=[_verified(plan, verify, in_process, proof_file)] if verify else [],
+        python=python,
+        proof_file=proof_file,
+    )
+    if why_start(state, systemd, plan, wanted_hash):
+        yield from _restarted(change, wanted_hash)
+    else:
+        yield from _reloaded(change)
+
+
+@dataclass(frozen=True)
+class _Change:
+    """What `running` read and decided, shared by its two ways: a reload and a restart."""
+
+    plan: ServerPlan
+    state: ServerStateData
+    systemd: bool
+    links: tuple[tuple[str, str], ...]
+    models: list[str]
+    loaded: dict[str, str]
+    proven: list[StringCommand]  # the proof by inference, where models are verified
+    python: str
+    proof_file: str
+
+
+def _reloaded(change: _Change) -> Iterator:
+    """The server runs as wanted: the models the change touches are loaded, reloaded or unloaded through
+    the repository API, the server kept running; rolled back (the links and those models) on failure."""
+    plan, state, systemd, proof_file = change.plan, change.state, change.systemd, change.proof_file
+    enable = systemd and not state["unit_enabled"]
+    if enable:
+        yield "systemctl enable --quiet tritonserver.service"  # serving as wanted: no restart
+    models_change = model_control.planned(state["models"], change.loaded, plan.models_dir)
+    if not models_change:
+        if not enable:
+            host.noop(f"Triton pid {state['pid']} is ready with this configuration and these models")
         return
-    held = _port_holders(p, {pid for pid in [state["pid"], *state["stale"]] if pid})
+    control = partial(_control, plan, proof_file)
+    new = [
+        StringCommand(
+            "echo",
+            QuoteString(f"models: {models_change.words()}; the server keeps running"),
+            ">",
+            QuoteString(proof_file),
+        ),
+        # the server's pid as the facts found it (under systemd the unit's: it may have restarted it since)
+        StringCommand("echo", str(state["pid"]), ">", QuoteString(f"{plan.run_dir}/tritonserver.pid")),
+        switch.command(change.links),
+        control(models_change.forward()),
+        _ready(plan, change.python, change.models, systemd, started=False),
+        *change.proven,
+        model_control.recorded(plan.run_dir, change.loaded),
+    ]
+    old = switch.previous(change.links)
+    if old is None:
+        yield StringCommand(*_all(*new))
+    else:
+        back = [
+            switch.command(old),
+            control(models_change.back()),
+            _ready(plan, change.python, ["smoke"], systemd, False),
+        ]
+        yield _with_rollback(
+            new,
+            back,
+            "The change failed (above); rolled back to what served before: the links point back and the models "
+            "it had changed are loaded back from there; the server kept running. Fix the cause named above, "
+            "then run again.",
+            "The change failed (above), and so did loading back what served before (above).",
+            "loading back what served before",
+        )
+    yield host_log.shown(proof_file)
+
+
+def _restarted(change: _Change, wanted_hash: str) -> Iterator:
+    """A new build, Python or server arguments, or no server: (re)started, waited for and proven; what
+    served before comes back where the new server fails."""
+    plan, state, systemd, proof_file = change.plan, change.state, change.systemd, change.proof_file
+    held = _port_holders(plan, {pid for pid in [state["pid"], *state["stale"]] if pid})
     if held:
         raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
     stale = " ".join(str(pid) for pid in state["stale"])
     new = [
-        switch.command(links),
-        _started(p, systemd, wanted_hash, stale),
-        _ready(p, python, models, systemd),
-        *proven,
-        model_control.recorded(p.run_dir, loaded),
+        switch.command(change.links),
+        _started(plan, systemd, wanted_hash, stale),
+        _ready(plan, change.python, change.models, systemd),
+        *change.proven,
+        model_control.recorded(plan.run_dir, change.loaded),
     ]
-    old = switch.previous(links) if state["pid"] and state["ready"] and state["config_hash"] else None
-    if old is None or old == links:
+    old = switch.previous(change.links) if state["pid"] and state["ready"] and state["config_hash"] else None
+    if old is None or old == change.links:
         yield StringCommand(*_all(*new))
     else:
         # What served before comes back when the new server fails: the old links, the old hash (so
         # the next run tries the change again), the same start and proof of readiness.
         back = [
             switch.command(old),
-            _started(p, systemd, state["config_hash"], ""),
-            _ready(p, python, ["smoke"], systemd),
-            model_control.recorded(p.run_dir, state["models"]),
+            _started(plan, systemd, state["config_hash"], ""),
+            _ready(plan, change.python, ["smoke"], systemd),
+            model_control.recorded(plan.run_dir, state["models"]),
             StringCommand("cat", QuoteString(proof_file), ">&2"),
         ]
         yield _with_rollback(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 
@@ -18,8 +20,8 @@ def version_dir_name(version: str, sha256: str, stub_python: str) -> str:
 
 def installed_dir(layout: Layout, decisions: Decisions) -> str:
     """The versioned directory `current` points at once this build is installed."""
-    a = decisions.chosen_artifact
-    return f"{layout.versions}/{version_dir_name(a.version, a.sha256, decisions.python)}"
+    artifact = decisions.chosen_artifact
+    return f"{layout.versions}/{version_dir_name(artifact.version, artifact.sha256, decisions.python)}"
 
 
 @operation()
@@ -32,13 +34,13 @@ def installed(
     versions_dir: str,
     strip_components: int = 0,
     python: str = "python3",
-    stub_fixes: str = "{}",
+    stub_fixes: dict[str, str] | None = None,
 ):
     """A complete install of this artifact with the stub of stub_python in its own directory under
     versions_dir, beside the one the server runs; the server's step switches `current` to it.
 
     A stub that is for another Python is refused by the unpack, naming the fix from stub_fixes
-    (JSON: the stub's Python minor -> what to do on this host).
+    (the stub's Python minor -> what to do on this host; the script takes it as JSON).
     The unpack goes to a new directory, renamed into place when complete.
     """
     target = f"{versions_dir}/{version_dir_name(version, sha256, stub_python)}"
@@ -60,7 +62,7 @@ def installed(
             sha256,
             str(strip_components),
             version,
-            stub_fixes,
+            json.dumps(stub_fixes or {}),
         )
     elif found.get("writable"):  # an install unpacked before modes were masked (0666 files)
         yield StringCommand("chmod", "-R", "go-w", QuoteString(target))

@@ -6,7 +6,7 @@ One file per case in tests/fixtures/operations/<module>.<operation>/<case>.json:
      "commands": ["..."]}            or "noop": "why"     or "error": "part of the message"
 
 `s`/`settings` args are settings overrides (validated by config.settings.load); `layout: true`
-passes the Layout of those settings; `server` is settings overrides for a server_process plan,
+passes the Layout of those settings; `server` is settings overrides for a server plan (compat.server_unit.server_plan),
 `plan` the fields of a venv plan; `files` maps dest -> [text, mode]; `folders` are retention.Kept
 fields. Scripts from remote/ appear as <script NAME>, uploads as <upload CONTENT to DEST>.
 """
@@ -28,10 +28,11 @@ from pyinfra.api.exceptions import OperationError
 from pyinfra.context import ctx_host
 
 import remote
+from compat.server_unit import server_plan
 from compat.venv_plan import VenvPlan
 from config.layout import Layout
 from config.settings import load
-from tasks import private_upload, server_process
+from tasks import private_upload
 from tasks.retention import Kept
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
@@ -84,7 +85,7 @@ def _args(spec_args: dict[str, Any]) -> dict[str, Any]:
         args["plan"] = VenvPlan(**args["plan"])
     if "server" in args:  # the server operations' plan, from these settings overrides
         s = load(args.pop("server"))
-        args["plan"] = server_process.plan(s, Layout(s))
+        args["plan"] = server_plan(s, Layout(s))
     if "folders" in args:  # retention.pruned's folders
         args["folders"] = [
             Kept(**{k: tuple(v) if isinstance(v, list) else v for k, v in f.items()}) for f in args["folders"]

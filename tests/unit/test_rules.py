@@ -716,8 +716,7 @@ def test_the_plan_says_what_a_provision_will_do_before_it_does_it() -> None:
 def test_serving_defaults_come_from_the_hosts_cpus_where_a_model_sets_none() -> None:
     from dataclasses import astuple
 
-    from compat import report
-    from compat import tables as t
+    from compat import report, tables
     from compat.serving import model_serving
 
     settings = load(
@@ -738,16 +737,18 @@ def test_serving_defaults_come_from_the_hosts_cpus_where_a_model_sets_none() -> 
     )
     got = model_serving(settings.models, cpus=8, gpu=False)
     auto = got["auto"]
-    assert (auto.instances, auto.threads) == (t.CPU_INSTANCES, 8 // t.CPU_INSTANCES)
-    assert auto.max_batch_size == t.CPU_MAX_BATCH_SIZE
-    assert auto.preferred_batch_sizes == (t.CPU_MAX_BATCH_SIZE // 2, t.CPU_MAX_BATCH_SIZE)
-    assert auto.why == f"CPU: one copy, 8 CPUs / {t.CPU_INSTANCES} copies, batch {t.CPU_MAX_BATCH_SIZE} on CPU"
+    assert (auto.instances, auto.threads) == (tables.CPU_INSTANCES, 8 // tables.CPU_INSTANCES)
+    assert auto.max_batch_size == tables.CPU_MAX_BATCH_SIZE
+    assert auto.preferred_batch_sizes == (tables.CPU_MAX_BATCH_SIZE // 2, tables.CPU_MAX_BATCH_SIZE)
+    assert (
+        auto.why == f"CPU: one copy, 8 CPUs / {tables.CPU_INSTANCES} copies, batch {tables.CPU_MAX_BATCH_SIZE} on CPU"
+    )
     assert (
         astuple(got["set"])[:4] == (3, 2, 4, (2, 4))
         and got["set"].why == "instance_count, intra_op_threads, max_batch_size"
     )
     assert (got["copies"].instances, got["copies"].threads) == (4, 2)  # the CPUs shared among the copies
-    assert (got["gpu"].instances, got["gpu"].max_batch_size) == (t.GPU_INSTANCES, t.GPU_MAX_BATCH_SIZE)
+    assert (got["gpu"].instances, got["gpu"].max_batch_size) == (tables.GPU_INSTANCES, tables.GPU_MAX_BATCH_SIZE)
     assert model_serving(settings.models, cpus=None, gpu=False)["auto"].threads == 1  # unknown CPUs: one
     # what the rules decided for this host is what the plan shows
     d = assess(host(), settings).decisions

@@ -455,7 +455,6 @@ def test_upload_find_links_needs_a_controller_directory(tmp_path: Path) -> None:
 
 
 def test_in_process_check_runs_on_the_device_the_server_uses() -> None:
-    import json
 
     specs, _ = parse_models(
         [
@@ -464,9 +463,9 @@ def test_in_process_check_runs_on_the_device_the_server_uses() -> None:
         ]
     )
     layout = Layout(settings())
-    on_gpu = {s["name"]: s["device"] for s in json.loads(models.verify_spec(specs, layout, [1, 2]))}
+    on_gpu = {s["name"]: s["device"] for s in (models.verify_spec(specs, layout, [1, 2]))}
     assert on_gpu == {"g": "cuda:1", "c": "cpu"}
-    on_cpu = {s["name"]: s["device"] for s in json.loads(models.verify_spec(specs, layout, []))}
+    on_cpu = {s["name"]: s["device"] for s in (models.verify_spec(specs, layout, []))}
     assert on_cpu == {"g": "cpu", "c": "cpu"}
 
 

@@ -4,7 +4,6 @@ Triton reads it, the build's backends, the repository and the proof made from th
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -148,7 +147,7 @@ def test_the_folder_goes_into_the_repository_as_it_is_and_its_proof_comes_from_i
         "text_classifier/1/model.py": (path / "1" / "model.py").read_bytes(),
         "text_classifier/1/weights/config.json": b"{}",
     }
-    assert json.loads(models.verify_spec(s.models, Layout(s), [])) == [
+    assert (models.verify_spec(s.models, Layout(s), [])) == [
         {
             "name": "text_classifier",
             "task": "triton",
