@@ -1,10 +1,12 @@
-"""A Triton model directory a user brings (`triton:<dir>`): its config.pbtxt read (protobuf text format,
-the fields the provisioner needs) and the directory checked as Triton will read it, on the controller,
-before anything on a host changes."""
+"""A Triton model directory a user brings (`triton:<dir>`): its config.pbtxt read through Triton's own
+schema (the fields the provisioner needs taken from it) and the directory checked as Triton will read it,
+on the controller, before anything on a host changes."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,6 @@ PLATFORM_BACKENDS = {
 }
 MAX_BYTES = 2 << 30  # carried in the model repository as they are: larger models belong on the host's disk
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
-_TOKEN = re.compile(r'\s+|#[^\n]*|"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[{}\[\]:,;<>]|[^\s{}\[\]:,;<>"\'#]+')
 
 
 class ConfigError(ValueError):
@@ -59,108 +60,58 @@ class TritonModelConfig:
     outputs: tuple[Tensor, ...]
 
 
-def _tokens(text: str) -> list[tuple[str, int]]:
-    out, line = [], 1
-    for m in _TOKEN.finditer(text):
-        token = m.group()
-        if not token.isspace() and not token.startswith("#"):
-            out.append((token, line))
-        line += token.count("\n")
-    if sum(len(m.group()) for m in _TOKEN.finditer(text)) != len(text):
-        raise ConfigError("config.pbtxt holds characters the text format does not allow")
-    return out
+def _schema() -> Any:
+    """Triton's own ModelConfig message (tritonclient's model_config_pb2, generated from Triton's
+    model_config.proto), loaded from its file: importing the tritonclient.grpc package would import grpc
+    too (0.3 s more on every run that checks a model folder)."""
+    loaded = sys.modules.get("tritonclient.grpc.model_config_pb2")
+    if loaded is None:
+        found = importlib.util.find_spec("tritonclient")
+        if found is None or not found.submodule_search_locations:
+            raise ConfigError("tritonclient is not installed on the controller (bash scripts/setup.sh installs it)")
+        path = Path(found.submodule_search_locations[0]) / "grpc" / "model_config_pb2.py"
+        spec = importlib.util.spec_from_file_location("tritonclient.grpc.model_config_pb2", path)
+        if spec is None or spec.loader is None:
+            raise ConfigError(f"tritonclient's model_config_pb2 cannot be loaded from {path}")
+        loaded = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(loaded)
+        sys.modules[spec.name] = loaded
+    return loaded
 
 
-def parse(text: str) -> dict[str, list[Any]]:
-    """The protobuf text format as a dict: each field name -> its values (a list: any field may repeat);
-    a message is a dict of the same kind, a scalar its text (strings unquoted)."""
-    tokens = _tokens(text)
-    pos = 0
-
-    def take(expected: str | None = None) -> tuple[str, int]:
-        nonlocal pos
-        if pos >= len(tokens):
-            raise ConfigError(f"config.pbtxt ends early{f' (expected {expected!r})' if expected else ''}")
-        token = tokens[pos]
-        if expected and token[0] != expected:
-            raise ConfigError(f"config.pbtxt line {token[1]}: expected {expected!r}, found {token[0]!r}")
-        pos += 1
-        return token
-
-    def message(end: str | None) -> dict[str, list[Any]]:
-        fields: dict[str, list[Any]] = {}
-        while pos < len(tokens) and tokens[pos][0] != end:
-            name, line = take()
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                raise ConfigError(f"config.pbtxt line {line}: {name!r} is not a field name")
-            if pos < len(tokens) and tokens[pos][0] == ":":
-                take(":")
-            fields.setdefault(name, []).extend(values(line))
-            if pos < len(tokens) and tokens[pos][0] in (",", ";"):
-                take()
-        if end is not None:
-            take(end)
-        return fields
-
-    def values(line: int) -> list[Any]:
-        if pos >= len(tokens):
-            raise ConfigError(f"config.pbtxt line {line}: a field without a value")
-        token = tokens[pos][0]
-        if token in ("{", "<"):
-            take()
-            return [message("}" if token == "{" else ">")]
-        if token == "[":
-            take("[")
-            out: list[Any] = []
-            while tokens[pos][0] != "]":
-                out.extend(values(line))
-                if tokens[pos][0] == ",":
-                    take(",")
-            take("]")
-            return out
-        scalar, _ = take()
-        if scalar in ("}", ">", "]", ":", ","):
-            raise ConfigError(f"config.pbtxt line {line}: a field without a value")
-        return [scalar[1:-1] if scalar[:1] in "\"'" else scalar]
-
-    parsed = message(None)
-    return parsed
-
-
-def _one(fields: dict[str, list[Any]], name: str, default: Any = "") -> Any:
-    return fields.get(name, [default])[-1]
-
-
-def _tensors(fields: dict[str, list[Any]], kind: str) -> tuple[Tensor, ...]:
+def _tensors(schema: Any, entries: Any, kind: str) -> tuple[Tensor, ...]:
     out = []
-    for entry in fields.get(kind, []):
-        if not isinstance(entry, dict):
-            raise ConfigError(f"config.pbtxt: each {kind} is a {{ name, data_type, dims }} block")
-        name, data_type = _one(entry, "name"), _one(entry, "data_type")
-        if not name or data_type not in DATA_TYPES:
-            raise ConfigError(f"config.pbtxt: {kind} {name or '?'} needs a name and a data_type (TYPE_FP32 ...)")
-        try:
-            dims = tuple(int(d) for d in entry.get("dims", []))
-        except ValueError:
-            raise ConfigError(f"config.pbtxt: {kind} {name}: dims must be whole numbers") from None
-        out.append(Tensor(str(name), DATA_TYPES[data_type], dims))
+    for entry in entries:
+        data_type = schema.DataType.Name(entry.data_type)
+        if not entry.name or data_type not in DATA_TYPES:
+            raise ConfigError(f"config.pbtxt: {kind} {entry.name or '?'} needs a name and a data_type (TYPE_FP32 ...)")
+        out.append(Tensor(entry.name, DATA_TYPES[data_type], tuple(int(d) for d in entry.dims)))
     return tuple(out)
 
 
 def read_config(text: str) -> TritonModelConfig:
-    """config.pbtxt's fields the provisioner uses, checked."""
-    fields = parse(text)
-    backend = str(_one(fields, "backend")) or PLATFORM_BACKENDS.get(str(_one(fields, "platform")), "")
+    """config.pbtxt read as Triton reads it: through Triton's own schema (ModelConfig, protobuf's text
+    format), so every field Triton accepts is read and one it rejects (a misspelt field, a wrong type,
+    an unclosed block) is refused, naming the line; then the fields the provisioner needs, checked."""
+    from google.protobuf import text_format
+
+    schema = _schema()
+    config = schema.ModelConfig()
+    try:
+        text_format.Parse(text, config)
+    except text_format.ParseError as exc:
+        line = exc.GetLine()
+        message = str(exc).split(" : ", 1)[-1]
+        if line and 0 < line <= len(text.splitlines()):  # protobuf quotes the whole line first: the line number says it
+            message = message.removeprefix(f"'{text.splitlines()[line - 1]}': ")
+        raise ConfigError(f"config.pbtxt{f' line {line}' if line else ''}: {message}") from None
+    backend = config.backend or PLATFORM_BACKENDS.get(config.platform, "")
     if not backend:
         raise ConfigError('config.pbtxt names no backend (backend: "python") or known platform')
-    try:
-        max_batch_size = int(_one(fields, "max_batch_size", "0"))
-    except ValueError:
-        raise ConfigError("config.pbtxt: max_batch_size must be a whole number") from None
-    inputs, outputs = _tensors(fields, "input"), _tensors(fields, "output")
+    inputs, outputs = _tensors(schema, config.input, "input"), _tensors(schema, config.output, "output")
     if not inputs or not outputs:
         raise ConfigError("config.pbtxt needs its inputs and outputs (input [...], output [...])")
-    return TritonModelConfig(str(_one(fields, "name")), backend, max_batch_size, inputs, outputs)
+    return TritonModelConfig(config.name, backend, config.max_batch_size, inputs, outputs)
 
 
 def check_dir(name: str, path: Path) -> tuple[TritonModelConfig | None, list[str]]:

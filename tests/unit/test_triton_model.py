@@ -56,6 +56,21 @@ def test_the_seeds_config_is_read_as_triton_reads_it() -> None:
     assert [(o.name, o.datatype, o.dims) for o in config.outputs] == [("LABEL", "BYTES", (1,)), ("SCORE", "FP32", (1,))]
 
 
+def test_every_field_triton_accepts_is_read_as_triton_reads_it() -> None:
+    """Fields the provisioner does not use (instance groups, dynamic batching, parameters, a reshape, the
+    angle-bracket and comma forms of the text format) are read, not refused."""
+    text = (
+        SEED_CONFIG
+        + """
+instance_group < count: 2, kind: KIND_CPU >
+dynamic_batching { preferred_batch_size: [ 4, 8 ] max_queue_delay_microseconds: 100 }
+parameters: { key: "EXECUTION_ENV_PATH" value: { string_value: "$$TRITON_MODEL_DIRECTORY/env.tar.gz" } }
+"""
+    )
+    config = triton_model.read_config(text)
+    assert (config.name, config.max_batch_size, len(config.inputs)) == ("text_classifier", 8, 1)
+
+
 def test_a_platform_names_its_backend_and_a_lone_block_is_one_entry() -> None:
     config = triton_model.read_config(ONNX_CONFIG)
     assert (config.backend, config.max_batch_size) == ("onnxruntime", 0)
@@ -65,16 +80,25 @@ def test_a_platform_names_its_backend_and_a_lone_block_is_one_entry() -> None:
 @pytest.mark.parametrize(
     "text, why",
     [
-        ('name: "x" backend: "python" input [ { name: "A" data_type: TYPE_FP32 dims: [ 1 ] ', "ends early"),
+        ('name: "x" backend: "python" input [ { name: "A" data_type: TYPE_FP32 dims: [ 1 ] ', 'line 1: Expected "}"'),
         (
             'name: "x" input [ { name: "A" data_type: TYPE_FP32 dims: [1] } ] '
             'output [ { name: "B" data_type: TYPE_FP32 dims: [1] } ]',
             "no backend",
         ),
-        ('backend: "python" input [ { name: "A" data_type: FLOAT dims: [1] } ] output [ ]', "data_type"),
-        ('backend: "python" max_batch_size: eight input [ ] output [ ]', "max_batch_size"),
+        (
+            'backend: "python" input [ { name: "A" data_type: FLOAT dims: [1] } ] output [ ]',
+            '^config.pbtxt line 1: Enum type "inference.DataType" has no value named FLOAT.$',
+        ),
+        ('backend: "python" max_batch_size: eight input [ ] output [ ]', "line 1: Couldn't parse integer: eight"),
+        # Triton's schema knows every field: a misspelt one is refused, as Triton refuses it at load
+        (
+            'backend: "python"\ninstance_groups [ { kind: KIND_CPU } ]',
+            'line 2: .* has no field named "instance_groups"',
+        ),
+        ('backend: "python" max_batch_size: "8"', "line 1: Couldn't parse integer"),
     ],
-    ids=["unclosed", "no-backend", "bad-type", "bad-batch"],
+    ids=["unclosed", "no-backend", "bad-type", "bad-batch", "unknown-field", "quoted-number"],
 )
 def test_a_config_triton_would_refuse_is_named(text: str, why: str) -> None:
     with pytest.raises(triton_model.ConfigError, match=why):
