@@ -10,6 +10,7 @@ import difflib
 import ipaddress
 import os
 import re
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache
@@ -162,7 +163,7 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
     for key, value in data.items():
         if key in types or key == "models":
             values[key] = value
-        elif not pyinfra_name(key):
+        elif not pyinfra_name(key) and not foreign_name(key):
             close = difflib.get_close_matches(key, [*types, "models"], n=1, cutoff=0.5)
             hint = f"; did you mean {close[0]}?" if close else "; group_data/all.py lists every setting"
             problems.append(f"{key}: unknown setting (a typo?){hint}")
@@ -218,10 +219,50 @@ def pyinfra_name(key: str) -> bool:
     return key.startswith("_") or key in names or key.startswith(prefixes)
 
 
+# How close an unknown name must be to one of ours to be taken for its typo (difflib's ratio: "ofline" to
+# "offline" is 0.92, "triton_htp_port" to "triton_http_port" 0.97; "nginx_port" to "triton_http_port" 0.62).
+NEAR_MISS = 0.8
+
+
+@cache
+def our_prefixes() -> tuple[str, ...]:
+    """The first words that name several of our settings ("triton_", "venv_" ...): a name under one of
+    them is ours or a typo of ours, never a user's own."""
+    words = [name.split("_", 1)[0] for name in _setting_names() if "_" in name]
+    return tuple(sorted(f"{word}_" for word in set(words) if words.count(word) > 1))
+
+
+@cache
+def _setting_names() -> tuple[str, ...]:
+    return tuple(f.name for f in fields(Settings))
+
+
+def foreign_name(key: str) -> bool:
+    """A host data name that is neither ours, pyinfra's, under our prefixes nor close to one of ours: a
+    user's own, for their other deploys sharing the inventory (nginx_port). Left alone."""
+    if key in _setting_names() or pyinfra_name(key) or key.startswith(our_prefixes()):
+        return False
+    return not difflib.get_close_matches(key, _setting_names(), n=1, cutoff=NEAR_MISS)
+
+
+_VALIDATED: weakref.WeakSet = weakref.WeakSet()  # inventories load_inventory passed (each host's deploy asks again)
+
+
 def load_inventory(inventory: Any) -> None:
-    """Validate every host of the inventory, so a bad one stops the run before any host is read."""
+    """Validate every host of the inventory, so a bad one stops the run before any host is read; once
+    per run, though each host's deploy asks. Names not ours and not near ours are left alone, said once
+    with -v."""
+    if inventory in _VALIDATED:
+        return
+    left: set[str] = set()
     for each in inventory:
-        load(each.data.dict(), each.name)
+        data = each.data.dict()
+        load(data, each.name)
+        left.update(key for key in data if foreign_name(key))
+    _VALIDATED.add(inventory)
+    state = getattr(inventory, "state", None)
+    if left and state is not None and state.print_fact_info:
+        print(f"--> settings: not ours, left alone: {', '.join(sorted(left))}", flush=True)
 
 
 def _loopback(hostname: str) -> bool:

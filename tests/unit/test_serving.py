@@ -550,9 +550,26 @@ def test_a_misspelt_setting_stops_the_run_naming_the_nearest_one(key: str, neare
         load({key: "True"})
 
 
-def test_a_name_nobody_reads_is_refused_even_without_a_close_setting() -> None:
-    with pytest.raises(SettingsError, match="zzz_qqq: unknown setting"):
-        load({"zzz_qqq": 1})
+def test_a_name_under_our_prefixes_is_refused_even_far_from_every_setting() -> None:
+    with pytest.raises(SettingsError, match="triton_zzz_qqq: unknown setting"):
+        load({"triton_zzz_qqq": 1})
+    with pytest.raises(SettingsError, match=r"venv_snapshots: unknown setting .*did you mean venv_snapshot"):
+        load({"venv_snapshots": True})
+
+
+def test_a_users_own_names_for_their_other_deploys_are_left_alone_and_said_once_with_v(capsys) -> None:
+    from pyinfra.api import Config, Inventory, State
+
+    from config.settings import load_inventory
+
+    shared = {"nginx_port": 8080, "app_release": "2026.12", "ansible_host": "10.0.0.5"}
+    assert load(shared).offline is False
+    inventory = Inventory((["web1.example", "web2.example"], shared))
+    state = State(inventory, Config())
+    state.print_fact_info = True  # pyinfra's -v
+    load_inventory(inventory)
+    load_inventory(inventory)  # each host's deploy asks again: validated and said once per run
+    assert capsys.readouterr().out == "--> settings: not ours, left alone: ansible_host, app_release, nginx_port\n"
 
 
 def test_pyinfra_own_data_names_are_taken() -> None:
