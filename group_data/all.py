@@ -1,7 +1,9 @@
 """Every setting of the Triton provisioner, with its default. Override per host in the
 inventory, or for one run with `--data name=value`. Validated (config/settings.py) before
-any host is touched: an unknown name (anything but a setting below or pyinfra's own: ssh_*, _sudo ...) or a
-malformed value stops the run, naming the nearest setting.
+any host is touched: a misspelt name (close to a setting below, or under its prefixes: triton_, venv_,
+python_, torch_, pip_, hf_) or a malformed value stops the run, naming the nearest setting; names of
+your own for other deploys are left alone. `pyinfra INVENTORY deploy/settings.py` prints this file's
+settings with each host's values.
 """
 
 # --- Triton server artifact -------------------------------------------------------------
