@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pyinfra.api.host import Host
 from pyinfra.facts.files import Directory, File
@@ -108,11 +110,12 @@ def missing_libraries(host: Host, layout: Layout, facts: HostFacts, libpython_di
     return {path: libs for path, libs in host.get_fact(MissingLibraries, files, lib_path).items() if libs}
 
 
-def read_host(host: Host, inventory) -> HostReading:
+def read_host(host: Host, inventory, overrides: Mapping[str, Any] | None = None) -> HostReading:
     """Validate every host's settings (a bad one stops the run before any host is read), then read this one:
-    its facts, the rules' choices, the install's libraries as the chosen Python's server loads them."""
+    its facts, the rules' choices, the install's libraries as the chosen Python's server loads them.
+    overrides: settings over the host's data (a packaged deploy's arguments), validated alike."""
     load_inventory(inventory)
-    settings = load(host.data.dict(), host.name)
+    settings = load({**host.data.dict(), **(overrides or {})}, host.name)
     layout = Layout(settings)
     records = settings.on_controller(settings.provision_records_dir)
     deploy = Path(host.state.current_deploy_filename or "deploy").stem

@@ -110,6 +110,12 @@ class Settings:
         return "127.0.0.1" if self.triton_http_address in ("0.0.0.0", "::") else self.triton_http_address
 
     @property
+    def base_url(self) -> str:
+        """Where a client on the host reaches the HTTP endpoint: http://127.0.0.1:8000 by default."""
+        host = self.http_connect_host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.triton_http_port}"
+
+    @property
     def triton_ports(self) -> tuple[tuple[str, int], ...]:
         """The server's three ports with their labels: (("http", 8000), ("grpc", 8001), ("metrics", 8002))."""
         return (("http", self.triton_http_port), ("grpc", self.triton_grpc_port), ("metrics", self.triton_metrics_port))

@@ -4,15 +4,21 @@ into the running server instead (tasks/model_control.py); then proven by inferen
 
 from __future__ import annotations
 
-from pyinfra import host
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from pyinfra import host, state
 
 from compat import server_unit, venv_plan
 from compat.assessment import Decisions
+from compat.reading import read_host
 from compat.server_unit import server_plan, why_start
 from config.layout import Layout
 from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
+from run import run_summary, timings
 from tasks import model_control, models, network, server_process, server_user, switch
 from tasks.triton_install import installed_dir
 
@@ -97,3 +103,27 @@ def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: lis
         python=decisions.script_python,
     )
     return targets
+
+
+def serve_host(overrides: Mapping[str, Any] | None = None) -> Settings | None:
+    """Serve the configured models on the current (provisioned) host, as deploy/serve.py does; refused,
+    naming the fix, on a host not provisioned. overrides: settings over the host's data (a packaged
+    deploy's arguments). Returns the settings it served with; None where it refused."""
+    started = time.monotonic()
+    reading = read_host(host, state.inventory, overrides)
+    timings.record(state, host.name, time.monotonic() - started, reading.settings.step_timings_path)
+    assessment = reading.assessment
+    missing = assessment.not_provisioned
+    run_summary.summary(state)  # one line per host at the end: OK / BLOCKED / FAILED and why
+    if assessment.blockers or missing:
+        names = ", ".join(i.name for i in [*assessment.blockers, *missing])
+        reason = f"not provisioned for serving ({names}): run deploy/provision.py first"
+        run_summary.refuse(state, host, reason, "serve")
+        return None
+    # the network settings as they are now (a hub model fetched here runs in that shell)
+    layout = reading.layout
+    network.env_written(
+        name="network settings (root-only file)", path=layout.network_settings_file, env=reading.settings.network_env
+    )
+    serve(reading.settings, layout, assessment.decisions, reading.gpu_ids)
+    return reading.settings

@@ -162,10 +162,12 @@ README_MODELS = {"sentiment": "clf", "embedder": "emb", "writer": "gen"}
 
 
 def readme_examples() -> list[tuple[str, str, str]]:
-    """(language, code, what it prints) of each example in the README's "Calling what is served"."""
+    """(language, code, what it prints) of each example in the README's "Calling what is served", and the
+    call of the first screen (the bash block after the two commands)."""
     text = README.read_text()
     section = text.split("### Calling what is served", 1)[1].split("\n### ", 1)[0]
-    blocks = re.findall(r"```(bash|python)\n(.*?)```", section, re.DOTALL)
+    first_screen = text.split("\n## Use", 1)[0].split("```bash\n", 2)[2]  # past the two commands' block
+    blocks = re.findall(r"```(bash|python)\n(.*?)```", "```bash\n" + first_screen + section, re.DOTALL)
     examples = []
     for language, code in blocks:
         prints = re.search(r"^# prints: (.+)$", code, re.MULTILINE)
@@ -201,6 +203,23 @@ def test_rerun_without_change_keeps_the_server(served_host: dict) -> None:
     assert res.returncode == 0, res.stderr[-3000:]
     assert all(r["success"] == 0 for name, r in results.items() if name != "Grand total"), results
     assert server_pid(host) == pid
+
+
+def test_a_users_own_deploy_installs_triton_with_the_packaged_deploy_then_runs_its_steps(served_host: dict) -> None:
+    """examples/deploy_with_triton.py as a user runs it: triton_provisioned(...) with a setting as a plain
+    argument (the rest from the inventory), then the user's own steps against what it serves."""
+    host = served_host["host"]
+    pid = server_pid(host)
+    res = run_pyinfra(served_host["inv"], "examples/deploy_with_triton.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-6000:]
+    results = op_results(out)
+    assert results["Triton provisioned | Triton server running, ready and proven"]["success"] == 0, results
+    assert results["My app: Triton answers it"]["success"] == 1, results
+    answer = json.loads(host.ssh("cat /var/lib/my-app/ask-triton.json").stdout)
+    outputs = {o["name"]: o["data"] for o in answer["outputs"]}
+    assert outputs == {"LENGTH": [5], "UPPER": ["HELLO"]}
+    assert server_pid(host) == pid  # the packaged deploy on a provisioned host changes nothing it serves
 
 
 def test_the_server_and_its_stubs_run_as_the_server_user_who_cannot_write_etc(served_host: dict) -> None:
