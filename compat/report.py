@@ -44,6 +44,7 @@ def plan(
     artifact_cached: bool,
     server: str,
     artifact_size: int | None = None,
+    artifact_installed: bool = False,
 ) -> str:
     """What a provision will do on this host, printed before any change (and all that --dry prints);
     artifact_size: bytes to download, where the source said."""
@@ -69,7 +70,13 @@ def plan(
     ]
     if artifact:
         size = f" ({_size(artifact_size)})" if artifact_size is not None else ""
-        state = "cached, sha256 verified" if artifact_cached else f"to download{size} from {mask(artifact.url)}"
+        state = (
+            "installed (its sha256 checked at the unpack; the cached copy is not read)"
+            if artifact_installed
+            else "cached, sha256 verified"
+            if artifact_cached
+            else f"to download{size} from {mask(artifact.url)}"
+        )
         lines.append(
             f"  triton   {artifact.version or '(version from the tarball)'} sha256 {artifact.sha256[:12]}..., {state}"
         )

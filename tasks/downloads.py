@@ -12,12 +12,16 @@ from tasks import private_upload
 
 
 @operation()
-def cached(url: str, sha256: str, dest: str, python: str = "python3", verified: bool = False):
+def cached(url: str, sha256: str, dest: str, python: str = "python3", verified: bool = False, needed: bool = True):
     """DEST holds URL's content with this sha256. A cached file that verifies is not fetched again;
     a mismatch fails the operation, removes the bad file and changes nothing else. A URL with a
     password goes to the host in a root-only file (private_upload), never on a command line.
     verified: this run read DEST's sha256 already (its plan): it is not read again (a large artifact
-    on a slow drive)."""
+    on a slow drive). needed=False: what DEST is for is installed already (its unpack checked this
+    sha256 and recorded it): DEST is neither read nor fetched."""
+    if not needed:
+        host.noop(f"{dest} not needed: the install it unpacks to is complete (its sha256 checked at the unpack)")
+        return
     if verified:
         host.noop(f"{dest} cached, sha256 verified at the start of this run")
         return

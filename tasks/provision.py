@@ -61,11 +61,14 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
         return None
     decisions = assessment.decisions
     artifact = decisions.chosen_artifact
-    cached = host.get_fact(Sha256File, path=artifact.archive) == artifact.sha256  # the download step reuses it
+    # the artifact is read (its sha256, the whole file) only where its install is not complete: a no-op run
+    # does not read hundreds of MB on a slow notebook drive; the download step reuses what this found
+    installed = triton_install.installed_from(layout, decisions)
+    cached = not installed and host.get_fact(Sha256File, path=artifact.archive) == artifact.sha256
     has_zstd = preflight.wants_zstd(settings) and bool(host.get_fact(Which, command="zstd"))
     venv_plan = preflight.venv_plan(settings, layout, decisions, has_zstd, secrets.token_hex(6), host.name)
     gaps = (
-        offline.gaps(settings, layout, decisions, venv_plan, cached, reading.facts.uv_pythons)
+        offline.gaps(settings, layout, decisions, venv_plan, cached or installed, reading.facts.uv_pythons)
         if settings.offline
         else []
     )
@@ -83,12 +86,12 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
         return None
     # the artifact's size, asked from the host through its proxy (never with a URL's credentials, nor a
     # proxy's on a command line: only once the network shell holds them)
-    ask = preflight.asks_artifact_size(settings, decisions, cached)
+    ask = preflight.asks_artifact_size(settings, decisions, cached or installed)
     via = network.fact_args(layout.network_settings_file, settings.network_env) if ask else None
     size = host.get_fact(UrlSize, url=artifact.url, **via) if via is not None else None
     server = serve_models.server_change(settings, layout, decisions, reading.gpu_ids)
-    print(report.plan(host.name, settings, decisions, cached, server, artifact_size=size), flush=True)
-    install(settings, layout, decisions, reading.gpu_ids, venv_plan, artifact_verified=cached, arch=decisions.machine)
+    print(report.plan(host.name, settings, decisions, cached, server, size, artifact_installed=installed), flush=True)
+    install(settings, layout, decisions, reading.gpu_ids, venv_plan, cached, installed, arch=decisions.machine)
     return settings
 
 
@@ -99,6 +102,7 @@ def install(
     gpu_ids: list[int],
     venv_plan: VenvPlan,
     artifact_verified: bool,
+    artifact_installed: bool,
     arch: str,
 ) -> None:
     """Every step, each an idempotent operation, in order."""
@@ -106,7 +110,7 @@ def install(
     venv.restore_started(name="venv snapshot unpacking (background)", plan=venv_plan)
     net = network_settings(settings, layout)
     apt_libraries(settings, layout, decisions, net)
-    triton_server(settings, layout, decisions, artifact_verified, net)
+    triton_server(settings, layout, decisions, artifact_verified, artifact_installed, net)
     standalone_python(settings, layout, decisions, arch, net)
     environment.configured(layout=layout, libpython_dir=decisions.libpython_dir, python=decisions.script_python)
     python_packages(settings, layout, venv_plan, net)
@@ -145,7 +149,12 @@ def apt_libraries(settings: Settings, layout: Layout, decisions: Decisions, net:
 
 
 def triton_server(
-    settings: Settings, layout: Layout, decisions: Decisions, artifact_verified: bool, net: NetworkArgs
+    settings: Settings,
+    layout: Layout,
+    decisions: Decisions,
+    artifact_verified: bool,
+    artifact_installed: bool,
+    net: NetworkArgs,
 ) -> None:
     """Triton from a checksummed artifact, cached on the persistent path, unpacked beside the one in use."""
     artifact = decisions.chosen_artifact  # decided once, by the rules (compat/build.py)
@@ -156,6 +165,7 @@ def triton_server(
         dest=artifact.archive,
         python=decisions.chosen_script_python,
         verified=artifact_verified,
+        needed=not artifact_installed,
         **net,
     )
     triton_install.installed(

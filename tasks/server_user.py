@@ -7,8 +7,34 @@ from __future__ import annotations
 
 import re
 
-from pyinfra.api import deploy
-from pyinfra.operations import files, server
+from pyinfra import host
+from pyinfra.api import QuoteString, StringCommand, deploy, operation
+from pyinfra.operations import files
+
+from facts.system import Account
+
+NOLOGIN = "/usr/sbin/nologin"
+NO_HOME = "/nonexistent"  # stays nonexistent: the user has no home
+
+
+@operation()
+def system_user(user: str, made_users: str):
+    """`user` exists as a system user with no login and no home: made (useradd) where absent, with its own
+    group (the group of its name where one is left behind); its shell and home set back where they changed.
+    Read from the Account fact the rules read already (pyinfra's server.user reads every user and group)."""
+    account = host.get_fact(Account, user, made_users)
+    if account is None:
+        add = ["useradd", "-r", "-M", "-d", NO_HOME, "-s", NOLOGIN]
+        yield StringCommand(
+            "if", "getent", "group", QuoteString(user), ">/dev/null;",
+            "then", *add, "-g", QuoteString(user), QuoteString(user), ";",
+            "else", *add, QuoteString(user), ";", "fi",
+        )  # fmt: skip
+        return
+    if account["home"] != NO_HOME or account["shell"] != NOLOGIN:
+        yield StringCommand("usermod", "-d", NO_HOME, "-s", NOLOGIN, QuoteString(user))
+        return
+    host.noop(f"system user {user} exists (uid {account['uid']}, no login, no home)")
 
 
 @deploy("Server user")
@@ -17,15 +43,7 @@ def present(user: str, run_dir: str, hf_cache: str, made_users: str) -> None:
     and owns hf_cache, recorded in made_users; run_dir is root's (0755); nothing to do for root."""
     if user == "root":
         return
-    server.user(
-        name=f"system user {user}",
-        user=user,
-        system=True,
-        shell="/usr/sbin/nologin",
-        home="/nonexistent",
-        create_home=False,
-        ensure_home=False,  # /nonexistent stays nonexistent
-    )
+    system_user(name=f"system user {user}", user=user, made_users=made_users)
     folder = made_users.rsplit("/", 1)[0]
     files.directory(name="the provisioner's records", path=folder, user="root", group="root", mode="755")
     files.line(name=f"{user} recorded as made here", path=made_users, line=f"^{re.escape(user)}$", replace=user)

@@ -10,7 +10,7 @@ from pyinfra.api import QuoteString, StringCommand, operation
 import remote
 from compat.assessment import Decisions
 from config.layout import Layout
-from facts.triton import TritonInstall
+from facts.triton import TritonInstall, TritonInstallData
 
 
 def version_dir_name(version: str, sha256: str, stub_python: str) -> str:
@@ -22,6 +22,24 @@ def installed_dir(layout: Layout, decisions: Decisions) -> str:
     """The versioned directory `current` points at once this build is installed."""
     artifact = decisions.chosen_artifact
     return f"{layout.versions}/{version_dir_name(artifact.version, artifact.sha256, decisions.python)}"
+
+
+def complete(found: TritonInstallData | None, sha256: str, stub_python: str) -> bool:
+    """The install (its TritonInstall fact) is whole and was unpacked from the artifact of this sha256, with
+    the stub of this Python: its manifest, written by root once the unpack checked the sha256, says so."""
+    return bool(
+        found
+        and found["server"]
+        and found["manifest"].get("sha256") == sha256
+        and found["manifest"].get("stub_python") == stub_python
+    )
+
+
+def installed_from(layout: Layout, decisions: Decisions) -> bool:
+    """This host's install of the chosen artifact is complete: the artifact itself is not needed this run."""
+    artifact = decisions.chosen_artifact
+    found = host.get_fact(TritonInstall, installed_dir(layout, decisions))
+    return complete(found, artifact.sha256, decisions.chosen_python)
 
 
 @operation()
@@ -45,13 +63,7 @@ def installed(
     """
     target = f"{versions_dir}/{version_dir_name(version, sha256, stub_python)}"
     found = host.get_fact(TritonInstall, target)
-    complete = bool(
-        found
-        and found["server"]
-        and found["manifest"].get("sha256") == sha256
-        and found["manifest"].get("stub_python") == stub_python
-    )
-    if not complete:
+    if not complete(found, sha256, stub_python):
         yield remote.python(
             python,
             "unpack_triton.py",

@@ -135,3 +135,34 @@ def test_facts_that_move_by_themselves_are_never_batched(local, tmp_path: Path) 
     assert batch._READS[local.name].asked == {}  # not kept for the next run's batch either
     for name in batch.READ_WHEN_ASKED:
         assert batch._class(name) is None, name
+
+
+def waits_for_all(folder: Path, index: int, count: int) -> str:
+    """A command that marks its start, then waits (3 s at most) until `count` commands have started: it
+    prints its index where they all ran at once, 'alone' where it ran before the others started."""
+    return (
+        f"touch {folder}/{index}; n=0; while [ $(ls {folder} | wc -l) -lt {count} ] && [ $n -lt 300 ]; "
+        f"do sleep 0.01; n=$((n+1)); done; [ $n -lt 300 ] && echo {index} || echo alone"
+    )
+
+
+def test_the_batch_runs_its_commands_in_lanes_at_once_and_prints_them_in_order(tmp_path: Path) -> None:
+    import subprocess
+
+    started = tmp_path / "started"
+    started.mkdir()
+    lanes = batch.Batch.LANES
+    commands = [waits_for_all(started, i, lanes) for i in range(lanes)] + ["echo last"]
+    text = batch.Batch().command(commands, "@@m@@").get_raw_value()
+    out = subprocess.run(["sh", "-c", text], capture_output=True, text=True, timeout=60).stdout.splitlines()
+    got = batch.Batch().process(out)
+    assert got == [(0, [str(i)]) for i in range(lanes)] + [(0, ["last"])]  # in order, each with the others
+
+
+def test_a_host_where_no_private_directory_can_be_made_prints_nothing(tmp_path: Path) -> None:
+    import subprocess
+
+    text = batch.Batch().command(["echo one"], "@@m@@").get_raw_value()
+    res = subprocess.run(["sh", "-c", text], capture_output=True, text=True, env={"TMPDIR": str(tmp_path / "none")})
+    assert (res.returncode, res.stdout) == (0, "")  # then every fact is asked as usual (prefetch)
+    assert batch.Batch().process([]) == []

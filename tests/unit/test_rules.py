@@ -707,6 +707,11 @@ def test_the_plan_says_what_a_provision_will_do_before_it_does_it() -> None:
     assert "s3cret" not in text
     cached = report.plan("tb1", settings, d, artifact_cached=True, server="keeps running (pid 7)")
     assert "2.51.0 sha256 21f063ff93bb..., cached, sha256 verified" in cached
+    installed = report.plan("tb1", settings, d, False, "keeps running (pid 7)", artifact_installed=True)
+    assert (
+        "2.51.0 sha256 21f063ff93bb..., installed (its sha256 checked at the unpack; the cached copy is not read)"
+        in (installed)
+    )
     sized = report.plan("tb1", settings, d, artifact_cached=False, server="will start", artifact_size=1010213554)
     assert "2.51.0 sha256 21f063ff93bb..., to download (963.4 MiB) from https://" in sized
     big = report.plan("tb1", settings, d, artifact_cached=False, server="will start", artifact_size=5 << 30)
