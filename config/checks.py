@@ -195,6 +195,12 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "offline": lambda v: None,
     "purge_persist": lambda v: None,
     "triton_keep_versions": lambda v: None if 1 <= v <= 100 else "must be 1 to 100 (1 keeps only what runs)",
+    "rolling_batch": lambda v: (
+        None if re.fullmatch(r"|[1-9][0-9]*|([1-9][0-9]?|100)%", v) else 'must be a count ("2"), a share ("25%") or ""'
+    ),
+    "rolling_max_failures": lambda v: (
+        None if re.fullmatch(r"[0-9]+|([0-9][0-9]?|100)%", v) else 'must be a count ("0", "1") or a share ("10%")'
+    ),
     "lock_trust_on_first_use": lambda v: (
         None
         if re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*(,[A-Za-z0-9][A-Za-z0-9._-]*)*)?", v)

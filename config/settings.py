@@ -86,6 +86,8 @@ class Settings:
     lock_trust_on_first_use: str
     triton_keep_versions: int
     purge_persist: bool
+    rolling_batch: str
+    rolling_max_failures: str
     audit_report_path: str
     step_timings_path: str
     status_report_path: str

@@ -159,6 +159,17 @@ no_proxy = ""
 # and the host is refused before any change. Fill the caches by one run with the network first.
 offline = False
 
+# --- Fleets --------------------------------------------------------------------------------
+# A rollout over a fleet (`.venv/bin/python -m run.rolling INVENTORY`) of a change that restarts the server
+# (a new build, Python minor or server arguments): hosts in batches of this many ("2") or this share of the
+# fleet ("25%"), each batch provisioned and proven before the next starts; "" = every host at once. Like
+# Ansible's `serial`. A change the server loads without a restart (models, the venv) goes to every host at once.
+rolling_batch = ""
+# How many of the rollout's hosts may fail before it stops ("0", "1", or a share of the fleet: "10%"): a
+# failed host rolls back to what served before; the hosts not yet reached are left as they are, and named.
+# Like Ansible's max_fail_percentage.
+rolling_max_failures = "0"
+
 # --- Audit ---------------------------------------------------------------------------------
 # Where deploy/audit.py writes its JSON report (on the controller).
 audit_report_path = "audit-report.json"

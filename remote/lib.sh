@@ -46,17 +46,29 @@ stop_group() {
 
 # stop_watcher RUN: the log watcher a detached start recorded in RUN/log-watch.pid (its own process
 # group: the loop and its sleep), stopped with the server rather than at its next check; only while
-# that pid is still the watcher's loop (its command line says so) and leads its group.
+# that pid is still the watcher's loop (its command line says so): its group once it leads one.
 stop_watcher() {
   w=$(cat "$1/log-watch.pid" 2>/dev/null) || return 0
   rm -f "$1/log-watch.pid"
   case "$w" in '' | *[!0-9]*) return 0 ;; esac
   { tr "\0" " " < "/proc/$w/cmdline"; } 2>/dev/null | grep -q "while kill -0" || return 0
-  s=$(cat "/proc/$w/stat" 2>/dev/null) || return 0
-  # shellcheck disable=SC2086 # split the fields after the command name: state ppid pgrp ...
-  set -- ${s##*) }
-  [ "$3" = "$w" ] || return 0
-  kill -TERM -"$w" 2>/dev/null || true
+  # just started, it may not lead its group yet (setsid between fork and exec): wait for that (1 s at
+  # most), else its loop and sleep would outlive this stop; still alone by then, it is ended by itself
+  i=0
+  while s=$(cat "/proc/$w/stat" 2>/dev/null); do
+    # shellcheck disable=SC2086 # split the fields after the command name: state ppid pgrp ...
+    set -- ${s##*) }
+    if [ "$3" = "$w" ]; then
+      kill -TERM -"$w" 2>/dev/null || true
+      return 0
+    fi
+    i=$((i + 1))
+    if [ "$i" -gt 50 ]; then
+      kill -TERM "$w" 2>/dev/null || true
+      return 0
+    fi
+    sleep 0.02
+  done
 }
 
 # ldconfig_p: the loader cache listing (ldconfig lives in /sbin, which a user's PATH may lack).

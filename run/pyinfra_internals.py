@@ -117,6 +117,22 @@ def _in_a_run() -> dict:
         return {}
 
 
+def _inventory_loads() -> list:
+    """What pyinfra_cli's make_inventory makes of a two-host inventory file with --data, asked in a process
+    of its own (as _cli_parses): [[name, its x, its y], ...] in the file's order."""
+    code = (
+        "import json, sys, tempfile, pathlib; from pyinfra_cli.inventory import make_inventory; "
+        "from pyinfra.api import State; from pyinfra.context import ctx_state; "
+        "ctx_state.set(State(check_for_changes=False)); "
+        "d = tempfile.mkdtemp(); f = pathlib.Path(d, 'inv.py'); "
+        "f.write_text(\"web = [('web2', {'x': 1}), ('web1', {'x': 2})]\\n\"); "
+        "inv = make_inventory(str(f), override_data={'y': 'z'}, cwd=d); "
+        "print(json.dumps([[h.name, h.data.get('x'), h.data.get('y')] for h in inv]))"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    return json.loads(res.stdout.strip().splitlines()[-1]) if res.returncode == 0 and res.stdout.strip() else []
+
+
 INTERNALS = (
     Internal(
         "PyinfraCommand.execute(state, host, connector_arguments), overridden",
@@ -186,8 +202,14 @@ INTERNALS = (
     Internal(
         "pyinfra_cli.util.parse_cli_arg(arg)",
         "how --data values arrive: true/false as bools, digits as ints, JSON, else the string",
-        "config/settings.py (_coerce: 3.10 arrives as 3.1)",
+        "config/settings.py (_coerce: 3.10 arrives as 3.1), run/rolling.py (its --data options)",
         lambda: _cli_parses() == [True, 8000, 3.1, "x"],
+    ),
+    Internal(
+        "pyinfra_cli.inventory.make_inventory(inventory, override_data=, cwd=) under pyinfra.context.ctx_state",
+        "an inventory file loaded as pyinfra's CLI loads it: its hosts in the file's order, --data over their data",
+        "run/rolling.py (the fleet's hosts, cut in batches)",
+        lambda: _inventory_loads() == [["web2", 1, "z"], ["web1", 2, "z"]],
     ),
     Internal(
         "a connector class's data_meta (pyinfra.api.connectors.get_all_connectors())",

@@ -100,7 +100,7 @@ def _derived_tarball(out: Path, edit, extra: dict[str, bytes] | None = None) -> 
     it (renamed if need be) or None to leave it out; then the extra files (name -> bytes)."""
     if out.exists():
         return out
-    partial = out.with_suffix(".partial")
+    partial = out.with_suffix(f".{os.getpid()}.partial")  # two workers may make it at once: the same bytes
     with tarfile.open(triton_tarball()) as src, tarfile.open(partial, "w") as tar:
         for member in src.getmembers():
             data = src.extractfile(member) if member.isfile() else None

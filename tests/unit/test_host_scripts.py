@@ -280,8 +280,11 @@ def test_the_log_watcher_starts_with_the_server_and_a_stop_ends_it_at_once(tmp_p
 
     try:
         first = started()
-        assert alive(first) and os.getpgid(first) == first  # its own group: the loop and its sleep
         deadline = time.monotonic() + 10
+        while os.getpgid(first) != first:  # setsid, between the start's fork and the loop's exec
+            assert time.monotonic() < deadline, "the watcher never led a group of its own"
+            time.sleep(0.01)
+        assert alive(first)  # its own group: the loop and its sleep
         while not (tmp_path / "rotations").exists():  # its first check ran
             assert time.monotonic() < deadline, "the watcher never checked the log"
             time.sleep(0.01)
@@ -460,3 +463,24 @@ def test_an_upload_s_new_folders_are_readable_and_its_file_has_its_mode(tmp_path
     assert sh("staged_install.sh", str(staged), str(dest), "644").returncode == 0
     assert mode(dest) == 0o644 and dest.read_text() == "model weights"
     assert mode(dest.parent) == 0o755 and mode(dest.parent.parent) == 0o755  # the server's user reads them
+
+
+def test_a_stop_right_after_a_start_ends_the_watcher_that_has_not_led_its_group_yet(tmp_path: Path) -> None:
+    """stop_watcher (lib.sh) on a watcher caught before its setsid: it waits for it to lead its group and
+    ends the group, loop and sleep, instead of passing it over (it would run until its next check)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    # a stand-in caught where a real start can be caught: its command line names the loop, its group is not
+    # yet its own, and it becomes so a moment later (setsid), then sleeps as the loop does
+    script = "sleep 0.3; exec setsid sh -c 'while kill -0 1; do sleep 3600; done'"
+    proc = subprocess.Popen(["sh", "-c", script, "while kill -0"], start_new_session=False)
+    try:
+        (run / "log-watch.pid").write_text(f"{proc.pid}\n")
+        assert os.getpgid(proc.pid) != proc.pid
+        stop = f". {remote.path('lib.sh')}; stop_watcher {run}"
+        assert subprocess.run(["sh", "-c", stop], cwd=remote.REMOTE, timeout=30).returncode == 0
+        proc.wait(timeout=10)  # ended, with the group it led by then
+        assert not (run / "log-watch.pid").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
