@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import testbed
-from testbed import TestHost, host_index, run_pyinfra, triton_ports, write_inventory
+from testbed import TestHost, host_index, named_ports, run_pyinfra, triton_ports
 from testbed.runner import REPO
 from tests.e2e import artifacts
 from tests.e2e.test_lifecycle import Poller, links, tarball_args
@@ -39,7 +39,19 @@ def test_a_new_build_rolls_out_two_hosts_at_a_time_and_a_failed_host_rolls_back(
     more = [TestHost(h) for h in testbed.up(2, prefix="roll")]
     try:
         hosts = [*two_hosts, *more]
-        inv = write_inventory(tmp_path / "inv.py", hosts, served, own_ports=True)
+        # the numbered hosts' own ports; the two more (roll1, roll2: numbered like tb1, tb2) named slots of their own
+        ports = {h.name: triton_ports(host_index(h.name)) for h in two_hosts}
+        ports.update({h.name: named_ports(4 + i) for i, h in enumerate(more)})
+        kept = {"provision_records_dir": str(tmp_path / "records"), "status_report_path": str(tmp_path / "s.json")}
+
+        def inventory(path: Path, per_host: dict[str, dict]) -> Path:
+            rows = "".join(
+                f"    {(h.name, {**h.data, **served, **kept, **ports[h.name], **per_host[h.name]})!r},\n" for h in hosts
+            )
+            path.write_text(f"fleet = [\n{rows}]\n")
+            return path
+
+        inv = inventory(tmp_path / "inv.py", {h.name: {} for h in hosts})
         res = run_pyinfra(inv, "deploy/provision.py", "-y")
         assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
         before = {h.name: links(h)["current"] for h in hosts}
@@ -52,14 +64,8 @@ def test_a_new_build_rolls_out_two_hosts_at_a_time_and_a_failed_host_rolls_back(
                 mirror, artifacts.triton_tarball_variant("no-libtritonserver", drop="lib/libtritonserver"), "bad"
             )
         )
-        inv = write_inventory(tmp_path / "rollout.py", hosts, {**served, **good}, own_ports=True)
-        lines = inv.read_text().splitlines(keepends=True)
-        row = next(i for i, line in enumerate(lines) if line.lstrip().startswith(f"('{hosts[2].name}',"))
-        for key in ("triton_tarball_url", "triton_tarball_sha256"):
-            lines[row] = lines[row].replace(repr(good[key]), repr(bad[key]))
-        assert repr(bad["triton_tarball_sha256"]) in lines[row]
-        inv.write_text("".join(lines))
-        pollers = {h.name: Poller(triton_ports(host_index(h.name))["triton_http_port"]) for h in hosts}
+        inv = inventory(tmp_path / "rollout.py", {h.name: bad if i == 2 else good for i, h in enumerate(hosts)})
+        pollers = {h.name: Poller(ports[h.name]["triton_http_port"]) for h in hosts}
         for poller in pollers.values():
             poller.start()
         while any(len(p.results) < 3 for p in pollers.values()):  # every host answering before the rollout

@@ -159,10 +159,24 @@ def test_the_batch_runs_its_commands_in_lanes_at_once_and_prints_them_in_order(t
     assert got == [(0, [str(i)]) for i in range(lanes)] + [(0, ["last"])]  # in order, each with the others
 
 
-def test_a_host_where_no_private_directory_can_be_made_prints_nothing(tmp_path: Path) -> None:
+def test_where_no_private_directory_can_be_made_they_run_in_turn_with_the_same_output(
+    tmp_path: Path, monkeypatch
+) -> None:
     import subprocess
 
-    text = batch.Batch().command(["echo one"], "@@m@@").get_raw_value()
-    res = subprocess.run(["sh", "-c", text], capture_output=True, text=True, env={"TMPDIR": str(tmp_path / "none")})
-    assert (res.returncode, res.stdout) == (0, "")  # then every fact is asked as usual (prefetch)
-    assert batch.Batch().process([]) == []
+    commands = ["echo one; echo two", "false", "cd /; pwd", "exit 3"]
+    made = batch.Batch().command(commands, "@@m@@").get_raw_value()
+    monkeypatch.setattr(batch.Batch, "SCRATCH", str(tmp_path / "none"))
+    in_turn = batch.Batch().command(commands, "@@m@@").get_raw_value()
+    outputs = [subprocess.run(["sh", "-c", text], capture_output=True, text=True).stdout for text in (made, in_turn)]
+    assert outputs[0] == outputs[1]
+    assert batch.Batch().process(outputs[1].splitlines()) == [(0, ["one", "two"]), (1, []), (0, ["/"]), (3, [])]
+
+
+def test_the_lanes_leave_no_file_behind(tmp_path: Path, monkeypatch) -> None:
+    import subprocess
+
+    monkeypatch.setattr(batch.Batch, "SCRATCH", str(tmp_path))
+    text = batch.Batch().command(["echo one", "echo two"], "@@m@@").get_raw_value()
+    assert subprocess.run(["sh", "-c", text], capture_output=True, text=True).stdout.count("@@m@@") == 4
+    assert list(tmp_path.iterdir()) == []
