@@ -50,13 +50,13 @@ _BATCH_BYTES = 96 << 10
 
 
 class Batch(FactBase[list]):
-    """Several facts' commands run in one: for each, its exit status and output lines. A random
-    mark per batch separates them (no fact's output can hold it by chance). They run in LANES lanes
-    at once (each lane one after another), each into a file of a private directory on /dev/shm (a
-    memory file system: the host's disks see no write, its /tmp no new entry: an audit changes
-    nothing), and are printed in order once all have ended: the host's cores share the reading, and
-    no more than LANES processes of it run at a time. Where /dev/shm takes no such directory, they
-    run one after another, printing as they go."""
+    """Several facts' commands run in one: for each, its exit status and output lines, between marks
+    that carry its index (a random mark per batch: no fact's output can hold it by chance). They run in
+    LANES lanes at once (each lane one after another), each lane into a file of a private directory on
+    /dev/shm (a memory file system: the host's disks see no write, its /tmp no new entry: an audit
+    changes nothing), printed lane after lane once all have ended: the host's cores share the reading,
+    no more than LANES processes of it run at a time, and it costs the host a `cat` per lane. Where
+    /dev/shm takes no such directory, they run one after another, printing as they go."""
 
     LANES = 4
     SCRATCH = "/dev/shm"  # where the lanes' files go: a memory file system on every Linux
@@ -66,20 +66,19 @@ class Batch(FactBase[list]):
             return StringCommand("true")
         # each command once, as a function run in a subshell (its own exit, cd, variables), for both ways
         functions = " ".join(f"_f{i}() ( {command}\n);" for i, command in enumerate(commands))
-        lanes = [
-            " ".join(
-                f'_f{i} >"$d/{i}" 2>/dev/null; echo $? >"$d/{i}.rc";' for i in range(lane, len(commands), self.LANES)
-            )
-            for lane in range(min(self.LANES, len(commands)))
-        ]
-        shown = " ".join(f'echo {mark}; cat "$d/{i}"; echo {mark}:"$(cat "$d/{i}.rc")";' for i in range(len(commands)))
-        in_turn = " ".join(f"echo {mark}; _f{i} 2>/dev/null; echo {mark}:$?;" for i in range(len(commands)))
+
+        def marked(i: int) -> str:
+            return f"echo {mark}.{i}; _f{i} 2>/dev/null; echo {mark}.{i}:$?;"
+
+        lanes = range(min(self.LANES, len(commands)))
+        ran = [" ".join(marked(i) for i in range(lane, len(commands), self.LANES)) for lane in lanes]
         return StringCommand(
             functions,
             f"if d=$(mktemp -d -p {self.SCRATCH} 2>/dev/null); then trap 'rm -rf \"$d\"' EXIT;",
-            *(f"{{ {lane} }} &" for lane in lanes),
-            f"wait; {shown}",
-            f"else {in_turn} fi",
+            *(f'{{ {lane} }} >"$d/{n}" &' for n, lane in enumerate(ran)),
+            "wait; cat",
+            *(f'"$d/{n}"' for n in lanes),
+            f"; else {' '.join(marked(i) for i in range(len(commands)))} fi",
         )
 
     @staticmethod
@@ -87,19 +86,31 @@ class Batch(FactBase[list]):
         return []
 
     def process(self, output: list[str]) -> list:
-        """[(status, lines)] in command order, from the marks each one's output sits between."""
-        results: list = []
+        """[(status, lines)] in command order, from the marks each one's output sits between (MARK.N and
+        MARK.N:STATUS); a command whose end mark is missing is left out, and those after it with it."""
+        if not output or "." not in output[0]:
+            return []
+        mark = output[0].rsplit(".", 1)[0]  # the first line is always a command's opening mark
+        found: dict[int, tuple[int, list[str]]] = {}
+        index: int | None = None
         lines: list[str] | None = None
-        mark = output[0] if output else ""  # the first line is always the first fact's mark
         for line in output:
-            if line == mark:
-                lines = []
-            elif lines is not None and line.startswith(f"{mark}:"):
-                status = line[len(mark) + 1 :]
-                results.append((int(status) if status.isdigit() else 1, lines))
-                lines = None
-            elif lines is not None:
+            head, _, status = line.partition(":")
+            if line.startswith(f"{mark}.") and head[len(mark) + 1 :].isdigit():
+                number = int(head[len(mark) + 1 :])
+                if not status and line == head:
+                    index, lines = number, []
+                elif index == number and lines is not None:
+                    found[number] = (int(status) if status.isdigit() else 1, lines)
+                    index, lines = None, None
+                continue
+            if lines is not None:
                 lines.append(line)
+        results = []
+        for number in range(len(found)):
+            if number not in found:
+                break
+            results.append(found[number])
         return results
 
 
