@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,7 +25,7 @@ from facts.python import PythonInterpreters
 from facts.system import Account, CRuntime, InitSystem, OsRelease
 from facts.triton import TritonInstall
 from facts.venv import VenvPackages
-from run import batch
+from run import batch, timings
 
 
 def triton_elf_files(home: str, backends: list[str]) -> list[str]:
@@ -125,3 +126,11 @@ def read_host(host: Host, inventory, overrides: Mapping[str, Any] | None = None)
     chosen = assess(facts, settings).decisions.libpython_dir
     facts = replace(facts, triton_missing_libs=missing_libraries(host, layout, facts, chosen))
     return HostReading(settings, layout, facts, assess(facts, settings))
+
+
+def read_host_timed(host: Host, overrides: Mapping[str, Any] | None = None) -> HostReading:
+    """read_host for a provision or serve run, its seconds recorded as the run's `facts and rules` step."""
+    started = time.monotonic()
+    reading = read_host(host, host.state.inventory, overrides)
+    timings.record(host.state, host.name, time.monotonic() - started, reading.settings.step_timings_path)
+    return reading

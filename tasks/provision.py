@@ -5,7 +5,6 @@ step as an idempotent operation, in order."""
 from __future__ import annotations
 
 import secrets
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,13 +15,13 @@ from pyinfra.operations import files
 
 from compat import lock_digests, offline, preflight, report
 from compat.assessment import Decisions
-from compat.reading import read_host
+from compat.reading import read_host_timed
 from compat.tables import UV_VERSION, UV_WHEELS
 from compat.venv_plan import VenvPlan, apt_digest_store
 from config.layout import Layout
 from config.settings import Settings
 from facts.http import UrlSize
-from run import run_summary, timings
+from run import run_summary
 from tasks import (
     apt_packages,
     downloads,
@@ -45,9 +44,7 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
     """Provision the current host, as deploy/provision.py does: read it, apply the rules and refuse on a
     blocker before any change, print the plan, then every step. overrides: settings over the host's data
     (a packaged deploy's arguments). Returns the settings it provisioned with; None where it refused."""
-    started = time.monotonic()
-    reading = read_host(host, state.inventory, overrides)
-    timings.record(state, host.name, time.monotonic() - started, reading.settings.step_timings_path)
+    reading = read_host_timed(host, overrides)
     settings, layout, assessment = reading.settings, reading.layout, reading.assessment
     records = settings.on_controller(settings.provision_records_dir)
     if records:  # the outcome, kept on the controller for deploy/status.py

@@ -4,7 +4,6 @@ into the running server instead (tasks/model_control.py); then proven by inferen
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,13 +11,13 @@ from pyinfra import host, state
 
 from compat import server_unit, venv_plan
 from compat.assessment import Decisions
-from compat.reading import read_host
+from compat.reading import read_host_timed
 from compat.server_unit import server_plan, why_start
 from config.layout import Layout
 from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
-from run import run_summary, timings
+from run import run_summary
 from tasks import model_control, models, network, server_process, server_user, switch
 from tasks.triton_install import installed_dir
 
@@ -109,9 +108,7 @@ def serve_host(overrides: Mapping[str, Any] | None = None) -> Settings | None:
     """Serve the configured models on the current (provisioned) host, as deploy/serve.py does; refused,
     naming the fix, on a host not provisioned. overrides: settings over the host's data (a packaged
     deploy's arguments). Returns the settings it served with; None where it refused."""
-    started = time.monotonic()
-    reading = read_host(host, state.inventory, overrides)
-    timings.record(state, host.name, time.monotonic() - started, reading.settings.step_timings_path)
+    reading = read_host_timed(host, overrides)
     assessment = reading.assessment
     missing = assessment.not_provisioned
     run_summary.summary(state)  # one line per host at the end: OK / BLOCKED / FAILED and why
