@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from remote._http import OPENER, request
 
@@ -106,23 +106,64 @@ class _Links(HTMLParser):
             self.hrefs.extend(v for k, v in attrs if k == "href" and v)
 
 
-def published(content_type: str, body: bytes) -> dict[str, str]:
-    """file name -> published sha256 of one simple-API page (JSON or HTML) or a find-links page."""
+def _page_files(content_type: str, body: bytes) -> list[tuple[str, str, str]]:
+    """(link as written, file name, published sha256 or "") of each file one simple-API page (JSON or HTML)
+    or a find-links page lists."""
     if content_type.split(";")[0].strip() == JSON_TYPE:
         data = json.loads(body)
-        return {
-            f["filename"]: f["hashes"]["sha256"].lower()
+        return [
+            (
+                str(f.get("url", f["filename"])),
+                f["filename"],
+                (f.get("hashes") or {}).get("sha256", "").lower() if isinstance(f.get("hashes"), dict) else "",
+            )
             for f in data.get("files", [])
-            if isinstance(f, dict) and isinstance(f.get("hashes"), dict) and f["hashes"].get("sha256")
-        }
+            if isinstance(f, dict) and isinstance(f.get("filename"), str)
+        ]
     parser = _Links()
     parser.feed(body.decode("utf-8", "replace"))
-    digests = {}
+    found = []
     for href in parser.hrefs:
         path, _, fragment = href.partition("#")
-        if fragment.startswith("sha256="):
-            digests[unquote(urlsplit(path).path.rsplit("/", 1)[-1])] = fragment[7:].lower()
-    return digests
+        sha = fragment[7:].lower() if fragment.startswith("sha256=") else ""
+        found.append((path, unquote(urlsplit(path).path.rsplit("/", 1)[-1]), sha))
+    return found
+
+
+def published(content_type: str, body: bytes) -> dict[str, str]:
+    """file name -> published sha256 of one simple-API page (JSON or HTML) or a find-links page."""
+    return {name: sha for _, name, sha in _page_files(content_type, body) if sha}
+
+
+def file_links(content_type: str, body: bytes, page_url: str) -> dict[str, str]:
+    """file name -> the URL it is fetched from, of each file one page lists (relative links resolved)."""
+    return {name: urljoin(page_url, link) for link, name, _ in _page_files(content_type, body) if name}
+
+
+def wheel_urls(
+    lock_text: str, index_url: str, torch_index: str | None, find_links: str, fetch: Fetch
+) -> dict[str, str]:
+    """file name -> URL of each file the lock names, from the pages pip would read (the index's project pages,
+    torch's index, an http find-links page), each asked once, eight at a time. A file no page lists is left
+    out (its fetch names it)."""
+    lock = entries(lock_text)
+    urls = pages(lock, index_url, torch_index) + ([find_links] if find_links else [])
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda url: _links_of(fetch, url), urls))
+    wanted = {e.filename for e in lock}
+    found: dict[str, str] = {}
+    for answer in answers:
+        for name, url in answer.items():
+            if name in wanted:
+                found.setdefault(name, url)
+    return found
+
+
+def _links_of(fetch: Fetch, url: str) -> dict[str, str]:
+    try:
+        return file_links(*fetch(url), url)
+    except (OSError, ValueError):
+        return {}
 
 
 def pages(lock: list[LockEntry], index_url: str, torch_index: str | None) -> list[str]:

@@ -45,9 +45,11 @@ def plan(
     server: str,
     artifact_size: int | None = None,
     artifact_installed: bool = False,
+    relay: str = "",
 ) -> str:
     """What a provision will do on this host, printed before any change (and all that --dry prints);
-    artifact_size: bytes to download, where the source said."""
+    artifact_size: bytes to download, where the source said; relay: the controller's cache folder where the
+    host's downloads go through it."""
     artifact = decisions.artifact
     python = {"standalone": "a standalone CPython", "uv": "a standalone CPython uv installs"}.get(
         decisions.python_source, "the host's"
@@ -92,6 +94,11 @@ def plan(
             v = decisions.model_serving[m.name]
             batching = f"batches up to {v.max_batch_size}" if m.dynamic_batching and v.max_batch_size else "no batching"
             lines.append(f"           {v.instances} instance(s) x {v.threads} torch thread(s), {batching} ({v.why})")
+    if relay and not settings.offline:
+        lines.append(
+            f"  fetch    through the controller's cache {relay} (downloads_via_controller): the artifact, a "
+            "standalone Python or uv, and a kept lock's wheels, each checked again on the host"
+        )
     if settings.offline:
         lines.append(f"  network  none (offline): everything from the caches on {settings.persist_dir}")
     lines.append(f"  server   {server}")

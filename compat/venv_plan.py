@@ -70,6 +70,8 @@ class VenvPlan:
     offline: bool = False  # no index: a venv that holds the pins is kept without filling the wheelhouse
     installer: str = "pip"  # what installs the wheelhouse into the venv: "uv" (its wheel in tools/) or "pip"
     tools: str = ""  # where uv's binary is unpacked (local disk, beside the installs)
+    relay_dir: str = ""  # the controller's cache a kept lock's wheels come through (downloads_via_controller)
+    uv_wheel: tuple[str, str, str] = ("", "", "")  # uv's wheel where relayed: (URL, sha256, file name)
 
     @property
     def uv_requirement(self) -> str:

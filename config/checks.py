@@ -206,6 +206,10 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
         if re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*(,[A-Za-z0-9][A-Za-z0-9._-]*)*)?", v)
         else "must be package names separated by commas, no spaces: torch or torch,mypkg"
     ),
+    "downloads_via_controller": _one_of("auto", "yes", "no"),
+    "controller_cache_dir": lambda v: (
+        None if v and "\0" not in v and "\n" not in v else "must be a directory on the controller"
+    ),
     "venv_lock_dir": lambda v: None if "\0" not in v and "\n" not in v else "must be a directory on the controller",
     "audit_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
     "step_timings_path": lambda v: None if "\0" not in v else "must be a file name (or empty)",

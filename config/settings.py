@@ -92,6 +92,8 @@ class Settings:
     step_timings_path: str
     status_report_path: str
     provision_records_dir: str
+    downloads_via_controller: str = "auto"
+    controller_cache_dir: str = "~/.cache/triton-provisioner/downloads"
     http_proxy: str = ""
     https_proxy: str = ""
     no_proxy: str = ""
@@ -140,10 +142,11 @@ class Settings:
         return {**self.proxy_env, **({"HF_ENDPOINT": self.hf_endpoint} if self.hf_endpoint else {})}
 
     def on_controller(self, path: str) -> Path | None:
-        """A controller path from a setting: relative ones are to this tree; None for "" (not kept)."""
+        """A controller path from a setting: "~" is the controller user's home, relative ones are to this
+        tree; None for "" (not kept)."""
         if not path:
             return None
-        p = Path(path)
+        p = Path(path).expanduser()
         return p if p.is_absolute() else DEFAULTS_FILE.parents[1] / p
 
     @property

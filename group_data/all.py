@@ -169,6 +169,17 @@ rolling_batch = ""
 # failed host rolls back to what served before; the hosts not yet reached are left as they are, and named.
 # Like Ansible's max_fail_percentage.
 rolling_max_failures = "0"
+# One download for many hosts: the controller fetches each file the hosts need (the Triton artifact,
+# a standalone Python, uv, and every wheel of a kept lock) once into controller_cache_dir, checked
+# against the same sha256 the hosts check, and sends it to each host that lacks it over the connection
+# the run already has; each host checks it again before it takes its place. "auto" = where the inventory
+# has two or more hosts over SSH; "yes" = for one host too; "no" = each host downloads on its own (hosts
+# nearer to the internet than to the controller). Never for @local. The controller fetches with its own
+# environment's proxies (HTTPS_PROXY ...), not the hosts' http_proxy.
+downloads_via_controller = "auto"
+# Where the controller keeps those files, each named by its sha256 (made 0700). "~" is the controller
+# user's home; relative paths are to this tree. Files are kept until you remove them.
+controller_cache_dir = "~/.cache/triton-provisioner/downloads"
 
 # --- Audit ---------------------------------------------------------------------------------
 # Where deploy/audit.py writes its JSON report (on the controller).

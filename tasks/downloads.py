@@ -8,17 +8,26 @@ from pyinfra.facts.files import Sha256File
 
 import remote
 from config.secrets import has_credentials
-from tasks import private_upload
+from tasks import controller_downloads, private_upload
 
 
 @operation()
-def cached(url: str, sha256: str, dest: str, python: str = "python3", verified: bool = False, needed: bool = True):
+def cached(
+    url: str,
+    sha256: str,
+    dest: str,
+    python: str = "python3",
+    verified: bool = False,
+    needed: bool = True,
+    relay: str = "",
+):
     """DEST holds URL's content with this sha256. A cached file that verifies is not fetched again;
     a mismatch fails the operation, removes the bad file and changes nothing else. A URL with a
     password goes to the host in a root-only file (private_upload), never on a command line.
     verified: this run read DEST's sha256 already (its plan): it is not read again (a large artifact
     on a slow drive). needed=False: what DEST is for is installed already (its unpack checked this
-    sha256 and recorded it): DEST is neither read nor fetched."""
+    sha256 and recorded it): DEST is neither read nor fetched. relay: the controller's cache folder (one
+    download for many hosts, tasks/controller_downloads.py): the file comes from there, checked again here."""
     if not needed:
         host.noop(f"{dest} not needed: the install it unpacks to is complete (its sha256 checked at the unpack)")
         return
@@ -27,6 +36,9 @@ def cached(url: str, sha256: str, dest: str, python: str = "python3", verified: 
         return
     if host.get_fact(Sha256File, path=dest) == sha256:
         host.noop(f"{dest} cached, sha256 verified")
+        return
+    if relay:
+        yield from controller_downloads.sent(url, sha256, dest, relay)
         return
     if has_credentials(url):
         url_file = f"{dest}.url"

@@ -66,6 +66,12 @@ def _put_private(host, dest: str, src: Secret | bytes | str, mode: str, connecto
         host.run_shell_command(StringCommand("rm", "-rf", QuoteString(stage_dir)), **as_user)
 
 
+def put_now(host, dest: str, src: bytes | str, mode: str, connector_arguments: dict) -> bool:
+    """src (bytes, or a file on the controller) to dest with mode, now, from a command's own execute() (one
+    that must first make what it sends: tasks/controller_downloads.py)."""
+    return _put_private(host, dest, src, mode, connector_arguments)
+
+
 class _PrivateRead(FunctionCommand):
     """Reads a small text file of the host's with the operation's connector arguments (sudo or not) and
     hands its text to keep(host, text) on the controller. pyinfra's `get_file` under sudo copies the file

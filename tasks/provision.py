@@ -24,6 +24,7 @@ from facts.http import UrlSize
 from run import run_summary
 from tasks import (
     apt_packages,
+    controller_downloads,
     downloads,
     environment,
     models,
@@ -81,14 +82,26 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
         print("\n".join(refused.shown), flush=True)
         run_summary.refuse(state, host, refused.reason, "provision")
         return None
+    relay = controller_downloads.relay_dir(settings, host)  # one download for many hosts
+    if relay:  # the wheels too, but from a find-links folder of the host's own (the controller cannot read it)
+        venv_plan = controller_downloads.wheels_relayed(venv_plan, relay, decisions.machine, settings.uv_wheel_url)
+        unsafe = controller_downloads.unsafe_lock_names(venv_plan.lock)
+        if unsafe:
+            reason = (
+                f"the kept lock {venv_plan.lock_store} names files that are no wheel's name: {', '.join(unsafe)}; "
+                "remove that lock (a provision makes a new one) and run again"
+            )
+            print(f"== {host.name}: refused, nothing changed: {reason}", flush=True)
+            run_summary.refuse(state, host, reason, "provision")
+            return None
     # the artifact's size, asked from the host through its proxy (never with a URL's credentials, nor a
     # proxy's on a command line: only once the network shell holds them)
     ask = preflight.asks_artifact_size(settings, decisions, cached or installed)
     via = network.fact_args(layout.network_settings_file, settings.network_env) if ask else None
     size = host.get_fact(UrlSize, url=artifact.url, **via) if via is not None else None
     server = serve_models.server_change(settings, layout, decisions, reading.gpu_ids)
-    print(report.plan(host.name, settings, decisions, cached, server, size, artifact_installed=installed), flush=True)
-    install(settings, layout, decisions, reading.gpu_ids, venv_plan, cached, installed, arch=decisions.machine)
+    print(report.plan(host.name, settings, decisions, cached, server, size, installed, relay), flush=True)
+    install(settings, layout, decisions, reading.gpu_ids, venv_plan, cached, installed, decisions.machine, relay)
     return settings
 
 
@@ -101,14 +114,16 @@ def install(
     artifact_verified: bool,
     artifact_installed: bool,
     arch: str,
+    relay: str = "",
 ) -> None:
-    """Every step, each an idempotent operation, in order."""
+    """Every step, each an idempotent operation, in order. relay: the controller's cache folder where the
+    host's downloads go through it (tasks/controller_downloads.py), else ""."""
     # a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
     venv.restore_started(name="venv snapshot unpacking (background)", plan=venv_plan)
     net = network_settings(settings, layout)
     apt_libraries(settings, layout, decisions, net)
-    triton_server(settings, layout, decisions, artifact_verified, artifact_installed, net)
-    standalone_python(settings, layout, decisions, arch, net)
+    triton_server(settings, layout, decisions, artifact_verified, artifact_installed, net, relay)
+    standalone_python(settings, layout, decisions, arch, net, relay)
     environment.configured(layout=layout, libpython_dir=decisions.libpython_dir, python=decisions.script_python)
     python_packages(settings, layout, venv_plan, net)
     files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode="755")
@@ -152,6 +167,7 @@ def triton_server(
     artifact_verified: bool,
     artifact_installed: bool,
     net: NetworkArgs,
+    relay: str = "",
 ) -> None:
     """Triton from a checksummed artifact, cached on the persistent path, unpacked beside the one in use."""
     artifact = decisions.chosen_artifact  # decided once, by the rules (compat/build.py)
@@ -163,6 +179,7 @@ def triton_server(
         python=decisions.chosen_script_python,
         verified=artifact_verified,
         needed=not artifact_installed,
+        relay=relay,
         **net,
     )
     triton_install.installed(
@@ -179,7 +196,9 @@ def triton_server(
     )
 
 
-def standalone_python(settings: Settings, layout: Layout, decisions: Decisions, arch: str, net: NetworkArgs) -> None:
+def standalone_python(
+    settings: Settings, layout: Layout, decisions: Decisions, arch: str, net: NetworkArgs, relay: str = ""
+) -> None:
     """Where no host Python fits: a standalone CPython (triton_python, python_standalone_url), or one the
     pinned uv installs (the default), its archive cached; nothing where a host Python serves."""
     if decisions.python_source == "standalone":
@@ -189,6 +208,7 @@ def standalone_python(settings: Settings, layout: Layout, decisions: Decisions, 
             sha256=settings.python_standalone_sha256,
             dest=layout.python_standalone_archive,
             python=decisions.chosen_script_python,
+            relay=relay,
             **net,
         )
         python_standalone.unpacked(
@@ -206,6 +226,7 @@ def standalone_python(settings: Settings, layout: Layout, decisions: Decisions, 
             sha256=uv_sha,
             dest=layout.uv_wheel(UV_VERSION, arch),
             python=decisions.chosen_script_python,
+            relay=relay,
             **net,
         )
         python_standalone.uv_installed(

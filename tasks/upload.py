@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from functools import cache
 from pathlib import Path
 
 from pyinfra import host
@@ -14,7 +13,7 @@ from pyinfra.api import QuoteString, StringCommand, deploy, operation
 import remote
 from facts.digests import FileDigest, FileDigests
 from facts.files import TreeEntries
-from remote._common import sha256 as _sha256
+from run import controller_cache
 from tasks import private_upload
 
 
@@ -28,15 +27,8 @@ def local_files(src: str) -> dict[str, Path]:
     return out
 
 
-@cache
-def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    return _sha256(path)
-
-
-def sha256(path: str | Path) -> str:
-    """A controller file's sha256, read once per run while its size and time stay the same."""
-    st = os.stat(path)
-    return _file_sha256(str(path), st.st_size, st.st_mtime_ns)
+# A controller file's sha256, read once per run while its size and time stay the same.
+sha256 = controller_cache.file_sha256
 
 
 def tree_digest(src: str) -> str:

@@ -13,8 +13,9 @@ import remote
 from compat import lock_digests
 from compat.venv_plan import VenvPlan, pip_requirement
 from compat.venv_state import fresh, wheels_at_hand
+from facts.digests import FileDigests
 from facts.venv import VenvPackages
-from tasks import private_upload
+from tasks import controller_downloads, private_upload
 from tasks.pip_commands import Step, downloads, index_sources, torch_sources
 
 # The parts a lock's files (but torch's) are downloaded in, at once: pip fetches one file at a time.
@@ -38,6 +39,30 @@ def _save_lock(host, text: str, local_path: str, plan: VenvPlan) -> bool:
     return private_upload.keep_on_controller(host, text, local_path)
 
 
+def _relayed(plan: VenvPlan):
+    """The kept lock's files (and uv's wheel) from the controller's cache (tasks/controller_downloads.py):
+    only those the wheelhouse lacks or holds with another sha256, each checked on the host before it takes
+    its place; pip or uv checks each again against the lock when it installs."""
+    wanted = {f"{plan.wheelhouse}/{e.filename}": e for e in lock_digests.entries(plan.lock)}
+    uv_url, uv_sha256, uv_name = plan.uv_wheel
+    uv_path = f"{plan.wheelhouse}/tools/{uv_name}" if plan.installer == "uv" and uv_name else ""
+    have = host.get_fact(FileDigests, paths=[*wanted, *([uv_path] if uv_path else [])])
+
+    def agrees(path: str, sha256: str) -> bool:
+        got = have.get(path)
+        return bool(got and got["sha256"] == sha256)
+
+    if uv_path:
+        yield StringCommand("mkdir", "-p", QuoteString(f"{plan.wheelhouse}/tools"))
+        if not agrees(uv_path, uv_sha256):
+            yield from controller_downloads.sent(uv_url, uv_sha256, uv_path, plan.relay_dir)
+    for path, entry in wanted.items():
+        if not agrees(path, entry.sha256):
+            url = controller_downloads.wheel_url(plan, entry.filename)
+            yield from controller_downloads.sent(url, entry.sha256, path, plan.relay_dir)
+    yield private_upload.put(plan.lock_file, plan.lock.encode(), "644")
+
+
 @operation()
 def filled(plan: VenvPlan):
     """Every file the venv needs is in the wheelhouse with its sha256 recorded (requirements.lock),
@@ -50,6 +75,10 @@ def filled(plan: VenvPlan):
         return
     marker = f"{plan.wheelhouse}/.complete"
     yield StringCommand("mkdir", "-p", QuoteString(plan.wheelhouse), "&&", "rm", "-f", QuoteString(marker))
+    if plan.relay_dir and plan.lock:
+        yield from _relayed(plan)
+        yield StringCommand("touch", QuoteString(marker))
+        return
     pip = ""
     if not fresh(host.get_fact(VenvPackages, plan.venv_dir)):  # it holds downloaded code: a pip-only venv
         pip_venv = f"{plan.venv_dir}.pip"

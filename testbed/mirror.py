@@ -36,7 +36,7 @@ class _Handler(SimpleHTTPRequestHandler):
         if self.path.startswith("/_cut/"):
             return  # do_GET records what it really sent
         status = int(code) if str(code).isdigit() else 0
-        sent = self.headers_sent_size() if status == 200 else 0
+        sent = self.headers_sent_size() if status == 200 and self.command == "GET" else 0  # a HEAD sends none
         self.mirror._record(self.command, self.path, status, sent)
 
     def headers_sent_size(self) -> int:

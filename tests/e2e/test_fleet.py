@@ -1,7 +1,9 @@
 """A fleet rolled out in batches (run/rolling.py) on real test hosts: four hosts serving one build, a new
 build rolled out two at a time while a client polls every host, one host of the second batch made to fail
 (its build cannot start): the first batch serves the new build, the failed host rolled back to the old one,
-and at no moment were more hosts unavailable than one batch holds."""
+and at no moment were more hosts unavailable than one batch holds. The fleet's downloads go through the
+controller (downloads_via_controller = "auto", four SSH hosts): each build crossed from the mirror once,
+however many hosts took it."""
 
 from __future__ import annotations
 
@@ -21,6 +23,13 @@ from tests.e2e.test_provision import assert_serves
 def _settings(args: list[str]) -> dict[str, str]:
     """--data k=v pairs (tarball_args) as a settings dict."""
     return dict(value.split("=", 1) for flag, value in zip(args[::2], args[1::2], strict=True) if flag == "--data")
+
+
+def fetched(mirror, since: int, part: str) -> int:
+    """How many times the mirror sent a file whose path holds part (whole GETs) after request number since."""
+    return sum(
+        1 for method, path, status in mirror.requests()[since:] if method == "GET" and status == 200 and part in path
+    )
 
 
 def unavailable_together(pollers: dict[str, Poller], bucket_s: float = 0.25) -> list[set[str]]:
@@ -43,6 +52,9 @@ def test_a_new_build_rolls_out_two_hosts_at_a_time_and_a_failed_host_rolls_back(
         ports = {h.name: triton_ports(host_index(h.name)) for h in two_hosts}
         ports.update({h.name: named_ports(4 + i) for i, h in enumerate(more)})
         kept = {"provision_records_dir": str(tmp_path / "records"), "status_report_path": str(tmp_path / "s.json")}
+        kept["controller_cache_dir"] = str(tmp_path / "controller-cache")  # empty: what the run fetches is counted
+        lock_kept = any(Path(served["venv_lock_dir"]).glob("*.lock"))
+        since = len(mirror.requests())
 
         def inventory(path: Path, per_host: dict[str, dict]) -> Path:
             rows = "".join(
@@ -54,6 +66,11 @@ def test_a_new_build_rolls_out_two_hosts_at_a_time_and_a_failed_host_rolls_back(
         inv = inventory(tmp_path / "inv.py", {h.name: {} for h in hosts})
         res = run_pyinfra(inv, "deploy/provision.py", "-y")
         assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
+        assert "through the controller's cache" in res.stdout
+        # the two fresh hosts (at least) took the build, and it crossed once; with a kept lock, torch too
+        assert fetched(mirror, since, "/pytriton/") == 1, mirror.requests()[since:]
+        if lock_kept:
+            assert fetched(mirror, since, "/wheels/torch-") <= 1, mirror.requests()[since:]
         before = {h.name: links(h)["current"] for h in hosts}
         # the new build for every host, but the third (the second batch's first) gets one that cannot start
         good = _settings(
@@ -65,6 +82,7 @@ def test_a_new_build_rolls_out_two_hosts_at_a_time_and_a_failed_host_rolls_back(
             )
         )
         inv = inventory(tmp_path / "rollout.py", {h.name: bad if i == 2 else good for i, h in enumerate(hosts)})
+        since = len(mirror.requests())
         pollers = {h.name: Poller(ports[h.name]["triton_http_port"]) for h in hosts}
         for poller in pollers.values():
             poller.start()
@@ -81,6 +99,11 @@ def test_a_new_build_rolls_out_two_hosts_at_a_time_and_a_failed_host_rolls_back(
             poller.stop()
         out = rollout.stdout + rollout.stderr
         assert rollout.returncode == 1, out[-6000:]
+        # three hosts took the good build in two batches (two runs), one the bad: each crossed once
+        assert fetched(mirror, since, "/tarballs/good.tar") == 1, mirror.requests()[since:]
+        assert fetched(mirror, since, "/tarballs/bad.tar") == 1, mirror.requests()[since:]
+        for h in hosts:  # nothing the controller sent is left beside what it was sent for
+            assert h.ssh("find /persist -name '*.from-controller'").stdout == "", h.name
         names = [h.name for h in hosts]
         assert f"== rollout of 4 host(s): batches of 2; restarting: {', '.join(sorted(names))}" in out, out[-6000:]
         summary = out[out.index("== rollout summary") :]

@@ -32,7 +32,7 @@ from compat.server_unit import server_plan
 from compat.venv_plan import VenvPlan
 from config.layout import Layout
 from config.settings import load
-from tasks import private_upload
+from tasks import controller_downloads, private_upload
 from tasks.retention import Kept
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
@@ -117,6 +117,10 @@ def _text(command: Any) -> str:
         src, keep, remove = command.args
         then = ", then removed" if remove else ""
         return f"<private read {src} -> {getattr(keep, 'func', keep).__name__}{then}>"
+    if isinstance(command, controller_downloads._Sent):  # what the controller sends, from where, to which name
+        url, sha256, dest, cache_dir = command.args
+        shown = url if isinstance(url, str) else "<the URL the index pages list>"
+        return f"<from the controller's cache {cache_dir}: {shown} sha256 {sha256[:12]}... to {dest}.from-controller>"
     if isinstance(command, FunctionCommand):
         return f"<function {command.function.__name__}>"
     if isinstance(command, FileUploadCommand):

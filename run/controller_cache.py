@@ -1,0 +1,110 @@
+"""The controller's download cache: each file a fleet needs, fetched once from where the hosts would have
+fetched it, kept under its sha256, and handed to every host that lacks it (tasks/controller_downloads.py).
+
+Why the controller fetches, not the first host: pyinfra runs each step on every host at once, so a
+"first host" would hold the whole fleet back until it finished, and its copy would then have to come back
+through the controller anyway. The controller already holds the digests (the rules, the kept lock) and a
+connection to every host. Nothing is trusted more for coming from here: a file is kept only once its
+sha256 agrees, and each host checks it again before it takes its place.
+
+Hosts run as gevent greenlets in one process (pyinfra patches threading): one lock per sha256 makes the
+second host wait for the first one's fetch, and an advisory file lock does the same for another run of
+the controller sharing the cache (two test workers, two terminals).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import tempfile
+import threading
+import time
+from functools import cache
+from pathlib import Path
+
+from remote._common import sha256 as _sha256
+from remote._http import OPENER, masked, request
+
+CHUNK = 1 << 20
+# How long a fetch waits for another controller process that holds the same file's lock.
+LOCK_WAIT_S = 3600
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+class FetchError(RuntimeError):
+    """The controller could not fetch a file or the file was not what its digest says; the message names
+    the URL (its password masked) and the fix."""
+
+
+@cache
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    return _sha256(path)
+
+
+def file_sha256(path: str | Path) -> str:
+    """A controller file's sha256, read once per run while its size and time stay the same."""
+    st = os.stat(path)
+    return _file_sha256(str(path), st.st_size, st.st_mtime_ns)
+
+
+def _lock_for(sha256: str) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(sha256, threading.Lock())
+
+
+def _flocked(handle) -> None:
+    """Takes the advisory lock without blocking the process (other hosts' greenlets go on meanwhile)."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise FetchError(f"another controller run held {handle.name} for {LOCK_WAIT_S} s") from None
+            time.sleep(0.2)
+
+
+def _download(url: str, sha256: str, cache_dir: Path) -> Path:
+    """url into cache_dir/sha256: written aside (a private temporary name) while hashed, renamed only once
+    the digest agrees; a mismatch or a cut transfer leaves nothing behind."""
+    final = cache_dir / sha256
+    handle, part = tempfile.mkstemp(dir=cache_dir, prefix=f".{sha256[:16]}.", suffix=".part")
+    digest = hashlib.sha256()
+    try:
+        with os.fdopen(handle, "wb") as out, OPENER.open(request(url), timeout=60) as resp:
+            expected = resp.headers.get("Content-Length")
+            got = 0
+            while chunk := resp.read(CHUNK):
+                digest.update(chunk)
+                out.write(chunk)
+                got += len(chunk)
+            if expected is not None and expected.isdigit() and got != int(expected):
+                raise FetchError(f"{masked(url)}: the transfer was cut at {got} of {expected} bytes; run again")
+        if digest.hexdigest() != sha256:
+            raise FetchError(
+                f"{masked(url)} has sha256 {digest.hexdigest()}, not {sha256}: nothing was kept or sent. Fix the "
+                "URL (or the mirror in between), or the digest if the file was meant to change"
+            )
+        os.replace(part, final)
+        return final
+    except OSError as exc:
+        raise FetchError(f"the controller could not fetch {masked(url)}: {type(exc).__name__}: {exc}") from None
+    finally:
+        if os.path.exists(part):
+            os.unlink(part)
+
+
+def fetched(url: str, sha256: str, cache_dir: Path) -> Path:
+    """The controller's copy of url, whose sha256 is this: fetched once, then taken from the cache while it
+    still agrees (a cached file altered since is fetched again)."""
+    cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    final = cache_dir / sha256
+    with _lock_for(sha256), open(cache_dir / f".{sha256}.lock", "a") as lock_file:
+        _flocked(lock_file)
+        if final.is_file() and file_sha256(final) == sha256:
+            return final
+        return _download(url, sha256, cache_dir)
