@@ -117,6 +117,10 @@ def read_host(host: Host, inventory, overrides: Mapping[str, Any] | None = None)
     overrides: settings over the host's data (a packaged deploy's arguments), validated alike."""
     load_inventory(inventory)
     settings = load({**host.data.dict(), **(overrides or {})}, host.name)
+    state_dir = Path(settings.controller_state_dir)
+    if state_dir.is_relative_to(settings.persist_dir):  # a notebook's (pip's cache may have made it): root's alone
+        state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        state_dir.chmod(0o700)
     layout = Layout(settings)
     records = settings.on_controller(settings.provision_records_dir)
     deploy = Path(host.state.current_deploy_filename or "deploy").stem

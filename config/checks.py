@@ -210,6 +210,9 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "controller_cache_dir": lambda v: (
         None if v and "\0" not in v and "\n" not in v else "must be a directory on the controller"
     ),
+    "controller_state_dir": lambda v: (
+        None if v and "\0" not in v and "\n" not in v else 'must be "auto" or a directory on the controller'
+    ),
     "venv_lock_dir": lambda v: None if "\0" not in v and "\n" not in v else "must be a directory on the controller",
     "audit_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
     "step_timings_path": lambda v: None if "\0" not in v else "must be a file name (or empty)",

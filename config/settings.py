@@ -94,6 +94,7 @@ class Settings:
     provision_records_dir: str
     downloads_via_controller: str = "auto"
     controller_cache_dir: str = "~/.cache/triton-provisioner/downloads"
+    controller_state_dir: str = "auto"  # resolved by load() to a directory: this tree, or persist_dir's
     http_proxy: str = ""
     https_proxy: str = ""
     no_proxy: str = ""
@@ -142,12 +143,12 @@ class Settings:
         return {**self.proxy_env, **({"HF_ENDPOINT": self.hf_endpoint} if self.hf_endpoint else {})}
 
     def on_controller(self, path: str) -> Path | None:
-        """A controller path from a setting: "~" is the controller user's home, relative ones are to this
-        tree; None for "" (not kept)."""
+        """A controller path from a setting: "~" is the controller user's home, relative ones are to
+        controller_state_dir (this tree, or persist_dir's on a notebook); None for "" (not kept)."""
         if not path:
             return None
         p = Path(path).expanduser()
-        return p if p.is_absolute() else DEFAULTS_FILE.parents[1] / p
+        return p if p.is_absolute() else Path(self.controller_state_dir) / p
 
     @property
     def python_standalone_minor(self) -> str:
@@ -188,6 +189,10 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
             shown = "<hidden>" if key in SECRETS else mask(repr(values.get(key)))
             problems.append(f"{key} = {shown}: {err}")
         values[key] = value
+    if not problems:  # before the hub folders are read: they lie under it
+        values["controller_state_dir"] = controller_state_dir(
+            values["controller_state_dir"], values["persist_dir"], host_name
+        )
     # a triton:hub: model's folder is fetched once the other settings (the hub's among them) are sound
     specs, model_problems = parse_models(values.get("models", []), None if problems else _hub_access(values))
     problems.extend(model_problems)
@@ -204,13 +209,25 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
     return Settings(**values)
 
 
+def controller_state_dir(value: str, persist_dir: str, host_name: str, euid: int | None = None) -> str:
+    """Where the controller's state lies (controller_state_dir): "auto" is this tree, but persist_dir/controller
+    where the controller is the host (@local) and runs as root, as in a notebook whose reset wipes the clone;
+    a relative path is to this tree."""
+    tree = DEFAULTS_FILE.parents[1]
+    if value == "auto":
+        as_root = (os.geteuid() if euid is None else euid) == 0
+        return f"{persist_dir.rstrip('/')}/controller" if host_name == "@local" and as_root else str(tree)
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else tree / path)
+
+
 def _hub_access(values: dict[str, Any]) -> HubAccess:
     """How the controller fetches a triton:hub: model's folder: the hosts' hub settings, its own cache."""
     cache = Path(values["hub_folder_cache"])
     return HubAccess(
         endpoint=values["hf_endpoint"],
         token=values["hf_token"],
-        cache=cache if cache.is_absolute() else DEFAULTS_FILE.parents[1] / cache,
+        cache=cache if cache.is_absolute() else Path(values["controller_state_dir"]) / cache,
         offline=values["offline"],
     )
 

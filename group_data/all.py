@@ -103,8 +103,8 @@ venv_installer = "uv"
 # Where the controller keeps each venv's lock: every package, transitive ones too, with its version
 # and sha256, one file per Python, torch variant and pins. The first provision writes it; every later
 # one (another host, this one after a reset, months later) installs exactly it, each file's hash
-# checked. Relative paths are to this directory tree. "" = no lock is kept (each wheelhouse still
-# records its own). Commit the locks you rely on.
+# checked. Relative paths are to controller_state_dir (this tree, by default). "" = no lock is kept
+# (each wheelhouse still records its own). Commit the locks you rely on.
 venv_lock_dir = "venv-locks"
 # The first lock is checked on the controller against the sha256 each file's index publishes. A file no
 # index publishes one for (a wheel from pip_find_links, an index that did not answer) is refused, and no
@@ -159,6 +159,13 @@ no_proxy = ""
 # and the host is refused before any change. Fill the caches by one run with the network first.
 offline = False
 
+# Where the controller keeps its state: the venv locks and snapshot digests (venv_lock_dir), the hub
+# folders (hub_folder_cache), the provision records (provision_records_dir); each of those, where relative,
+# lies under it. "auto" = this tree; but where the controller is the host itself (@local) and runs as root,
+# as in a notebook, persist_dir/controller (0700): a notebook reset wipes the clone with its state, and
+# without the kept digests the venv snapshot on persist_dir would never be restored. Or an absolute path.
+controller_state_dir = "auto"
+
 # --- Fleets --------------------------------------------------------------------------------
 # A rollout over a fleet (`.venv/bin/python -m run.rolling INVENTORY`) of a change that restarts the server
 # (a new build, Python minor or server arguments): hosts in batches of this many ("2") or this share of the
@@ -190,7 +197,8 @@ step_timings_path = ""
 # Where deploy/status.py writes its JSON report (on the controller).
 status_report_path = "status-report.json"
 # Where the controller records each host's last provision (time, OK/FAILED/BLOCKED and why), one
-# JSON file per host, shown by deploy/status.py. Relative paths are to this tree. "" = not recorded.
+# JSON file per host, shown by deploy/status.py. Relative paths are to controller_state_dir. "" = not
+# recorded.
 provision_records_dir = "provision-records"
 
 # --- Models --------------------------------------------------------------------------------
@@ -223,5 +231,5 @@ hf_token = ""
 # The HuggingFace Hub (or a mirror of its API) hub: models come from; "" = https://huggingface.co.
 hf_endpoint = ""
 # Where the controller keeps the Triton model folders it fetched from the hub (triton:hub: models).
-# Relative paths are to this tree.
+# Relative paths are to controller_state_dir.
 hub_folder_cache = "hub-folders"

@@ -42,8 +42,13 @@ from run.pyinfra_internals import ORIGINAL, connector_arguments, route_host_io
 _MODULES = ("facts.", "pyinfra.facts.")
 _MISSING = "##PYINFRA_NOCMD##"  # what pyinfra's own guard prints where a fact's required command is absent
 # Facts whose value moves by itself between the run's start and their ask: read when asked, never
-# from the batch (a server can die or become ready; the date advances).
-READ_WHEN_ASKED = frozenset({"pyinfra.facts.server.Date", "facts.server.ServerState", "facts.server.ServerStatus"})
+# from the batch (a server can die or become ready; the date advances). And facts that ask the network
+# (UrlSize: a HEAD request to the artifact's server), which a run asks only where its plan needs them: read
+# ahead from the last run's list, a re-provision whose artifact is cached asked the server again (seen
+# after a notebook reset, tests/e2e/test_notebook_inside.py).
+READ_WHEN_ASKED = frozenset(
+    {"pyinfra.facts.server.Date", "facts.server.ServerState", "facts.server.ServerStatus", "facts.http.UrlSize"}
+)
 # One batch command stays below Linux's limit on one argument (MAX_ARG_STRLEN, 128 KiB): sshd hands
 # the whole command to the shell as one; larger lists go in several batches.
 _BATCH_BYTES = 96 << 10

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Sets up this machine as the controller: the apt tools the test hosts need (as root)
-# and a venv in .venv with the pinned requirements (--test: the test suite's too).
-# Safe to run again; quick when done.
+# Sets up this machine as the controller: a venv in .venv with the pinned requirements; with --test,
+# the test suite's too and the apt tools the test hosts need (as root).
+# Safe to run again; quick when done. The controller itself needs no apt package: a notebook that runs
+# this after every reset installs none (PIP_CACHE_DIR on its persistent path keeps pip's downloads too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reqs=requirements.txt
 [ "${1:-}" = "--test" ] && reqs=requirements-test.txt
 
-apt_needs=(debootstrap openssh-server openssh-client ca-certificates util-linux mount tar procps)
-# the e2e tests make a standalone-Python stand-in from the controller's CPython (tests/e2e/artifacts.py);
-# libfuse2: the test bed's slow /persist (testbed/throttle.py); zstd: the venv snapshot tests
-[ "${1:-}" = "--test" ] && apt_needs+=(patchelf shellcheck libfuse2 zstd)
+apt_needs=()
+# the test bed's hosts (testbed/); the e2e tests make a standalone-Python stand-in from the controller's
+# CPython (tests/e2e/artifacts.py); libfuse2: the test bed's slow /persist (testbed/throttle.py); zstd: the
+# venv snapshot tests
+[ "${1:-}" = "--test" ] && apt_needs+=(debootstrap openssh-server openssh-client ca-certificates util-linux mount
+  tar procps patchelf shellcheck libfuse2 zstd)
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
   for pkg in "${apt_needs[@]}"; do

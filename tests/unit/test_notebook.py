@@ -32,3 +32,19 @@ def test_the_notebook_inventory_is_valid_settings() -> None:
     settings = load(data)
     assert name == "@local" and settings.persist_dir.startswith("/content/drive/") and settings.triton_user == "root"
     assert [m.name for m in settings.models] == ["sentiment"]
+
+
+def test_the_controllers_state_lies_on_the_persistent_path_where_the_controller_is_the_host_as_root() -> None:
+    """A notebook's reset wipes the clone: its state (the lock, the snapshot's digest) must outlive it."""
+    from config.settings import controller_state_dir, load
+
+    drive = "/content/drive/MyDrive/triton"
+    assert controller_state_dir("auto", drive + "/", "@local", euid=0) == f"{drive}/controller"
+    assert controller_state_dir("auto", drive, "@local", euid=1000) == str(REPO)  # a user's own machine
+    assert controller_state_dir("auto", drive, "vm1", euid=0) == str(REPO)  # the controller is elsewhere
+    assert controller_state_dir("/srv/state", drive, "@local", euid=0) == "/srv/state"
+    assert controller_state_dir("state", drive, "vm1", euid=0) == str(REPO / "state")
+    settings = load({"controller_state_dir": "/srv/state"})
+    assert settings.on_controller(settings.venv_lock_dir) == Path("/srv/state/venv-locks")
+    assert settings.on_controller("/abs/records") == Path("/abs/records")
+    assert load({}).on_controller(load({}).provision_records_dir) == REPO / "provision-records"

@@ -1,0 +1,75 @@
+"""A notebook provisioned from inside itself, as the README's notebook recipe runs it: the project copied
+onto the disk a reset wipes (where a notebook clones it), its controller set up there with
+scripts/setup.sh, and `pyinfra inventories/local.py deploy/provision.py` run on the host itself (@local,
+as root). The controller's state (the venv lock, the snapshot's digest) then lives on the persistent path
+(controller_state_dir "auto"), so after a reset, which wipes the clone with everything else but /persist,
+the same cells install everything from the caches: nothing fetched, the venv unpacked from its snapshot."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import testbed
+from testbed import TestHost, named_ports, op_results
+from testbed.runner import REPO
+from tests.e2e.test_provision import assert_serves
+
+PORTS = named_ports(6)  # apart from every numbered host's and the other named ones (slots 0-5)
+CLONE = "/content/tp"  # where the notebook clones the project: the disk a reset wipes
+PERSIST = "/persist/triton"  # the notebook's Drive folder
+
+
+def copied_in(host: TestHost) -> None:
+    """The project's tracked files (as a clone holds them) onto the host, at CLONE."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    tar = subprocess.run(["tar", "--null", "-T", "-", "-c"], cwd=REPO, input=files, capture_output=True, check=True)
+    argv = host.ssh_argv(f"mkdir -p {CLONE} && tar -x -C {CLONE}")
+    subprocess.run(argv, input=tar.stdout, check=True, capture_output=True, timeout=120)
+
+
+def cells(host: TestHost, settings: dict) -> tuple[str, float]:
+    """The notebook's cells after the drive is mounted: the clone, the setup, the settings, the provision
+    (the README's first command, run in the clone); the provision's output and its seconds."""
+    copied_in(host)
+    setup = host.ssh(f"cd {CLONE} && PIP_CACHE_DIR={PERSIST}/controller/pip-cache bash scripts/setup.sh", check=False)
+    assert setup.returncode == 0, (setup.stdout + setup.stderr)[-3000:]
+    host.ssh(f"cat > /root/notebook.json <<'EOF'\n{json.dumps(settings)}\nEOF")
+    started = time.monotonic()
+    run = host.ssh(
+        f"cd {CLONE} && TRITON_PROVISIONER_DATA=/root/notebook.json .venv/bin/pyinfra inventories/local.py "
+        "deploy/provision.py -y",
+        check=False,
+    )
+    seconds = time.monotonic() - started
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-6000:]
+    return out, seconds
+
+
+def test_a_notebook_reset_is_reprovisioned_from_inside_with_nothing_downloaded(served: dict, mirror) -> None:
+    host = TestHost(testbed.up(1, prefix="nb")[0])
+    try:
+        # the test bed's mirror for Triton and torch; the lock where a notebook keeps it (the default)
+        settings = {k: v for k, v in served.items() if k != "venv_lock_dir"}
+        settings.update({"persist_dir": PERSIST, **PORTS})
+        out, cold_s = cells(host, settings)
+        assert f"kept on the controller: {PERSIST}/controller/venv-locks/" in out, out[-6000:]
+        assert_serves(host, PORTS)
+        assert host.ssh(f"stat -c %a {PERSIST}/controller").stdout.strip() == "700"
+
+        host.reset()  # the notebook's runtime reset: the clone and the controller's venv gone, /persist kept
+        assert host.ssh(f"test -e {CLONE}", check=False).returncode == 1
+        since = len(mirror.requests())
+        out, reset_s = cells(host, settings)
+        results = op_results(out)
+        plan = "\n".join(out[out.index("== plan for @local") :].splitlines()[:14])
+        assert mirror.requests()[since:] == [], f"{mirror.requests()[since:]}\n{plan}"  # neither Triton nor torch
+        assert results["Wheels in the persistent wheelhouse"]["no_change"] == 1
+        assert results["venv packages"]["no_change"] == 1  # unpacked from the snapshot: pip and uv did not run
+        assert results["venv snapshot on the persistent path"]["no_change"] == 1
+        assert_serves(host, PORTS)
+        print(f"\nnotebook from inside: cold provision {cold_s:.1f} s; after a reset {reset_s:.1f} s")
+    finally:
+        testbed.remove(host.name)
