@@ -47,8 +47,12 @@ _WHEEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\.whl$")
 
 def wheels_relayed(plan: VenvPlan, relay: str, arch: str, uv_wheel_url: str) -> VenvPlan:
     """The venv plan with its kept lock's wheels (and uv's) coming through the controller's cache; as it was
-    where the wheels come from a find-links folder of the host's own, which the controller cannot read."""
+    where the wheels come from a find-links folder of the host's own, which the controller cannot read, or
+    where a lock line names no file (a lock written by hand)."""
     if plan.find_links and not plan.find_links.startswith(("http://", "https://")):
+        return plan
+    requirements = [line for line in plan.lock.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if len(lock_digests.entries(plan.lock)) != len(requirements):  # a line naming no file: pip fetches them all
         return plan
     url, sha256 = UV_WHEELS[arch]
     return replace(plan, relay_dir=relay, uv_wheel=(uv_wheel_url or url, sha256, url.rsplit("/", 1)[-1]))

@@ -167,8 +167,10 @@ def test_a_find_links_folder_of_the_hosts_own_is_not_relayed() -> None:
         VenvPlan(**{**plan.__dict__, "find_links": "/srv/wheels"}), "/c", "x86_64", ""
     )
     assert local.relay_dir == ""
-    relayed = controller_downloads.wheels_relayed(plan, "/c", "x86_64", "")
+    relayed = controller_downloads.wheels_relayed(VenvPlan(**{**plan.__dict__, "lock": LOCK}), "/c", "x86_64", "")
     assert relayed.relay_dir == "/c" and relayed.uv_wheel[2].startswith("uv-") and relayed.uv_wheel[2].endswith(".whl")
+    by_hand = VenvPlan(**{**plan.__dict__, "lock": LOCK + f"numpy==1.26.4 --hash=sha256:{'3' * 64}\n"})
+    assert controller_downloads.wheels_relayed(by_hand, "/c", "x86_64", "").relay_dir == ""
 
 
 def test_checked_move_takes_the_place_only_of_a_file_whose_sha256_agrees(tmp_path) -> None:

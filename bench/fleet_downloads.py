@@ -1,0 +1,83 @@
+"""One download for many hosts: N fresh hosts provisioned in one run, a lock kept on the controller, their
+downloads through the controller (downloads_via_controller = "yes") or each on its own ("no"), against
+one host: wall time, bytes the loopback mirror sent (the Triton artifact and torch, standing in for
+GitHub/NGC and the PyTorch index), bytes from outside (PyPI and Debian, /proc/net/dev: the test hosts share
+this machine's network), and each case's bytes against one host's. Raw figures: bench/results/.
+
+    .venv/bin/python -m bench.fleet_downloads [--hosts 4] [--runs 1]
+
+Needs root (test hosts). Every case starts from fresh hosts (root reset, /persist emptied) and an empty
+controller cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import testbed
+from bench.common import inventory, median_table, mib, mirror_bytes, network_bytes, pyinfra, save
+from testbed import TestHost
+from testbed.mirror import Mirror
+from tests.e2e.artifacts import mirror_settings
+
+
+def fresh(hosts: list[TestHost], cache: Path) -> None:
+    """Hosts as new (root reset, /persist emptied) and the controller's cache empty."""
+    for h in hosts:
+        h.reset()
+        h.ssh("rm -rf /persist/* /persist/.[!.]*")
+    shutil.rmtree(cache, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--hosts", type=int, default=4)
+    parser.add_argument("--runs", type=int, default=1)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp_dir, Mirror(Path(tmp_dir) / "files") as mirror:
+        tmp = Path(tmp_dir)
+        cache = tmp / "controller-cache"
+        settings = {**mirror_settings(mirror), "venv_lock_dir": str(tmp / "locks"), "controller_cache_dir": str(cache)}
+        hosts = [TestHost(h) for h in testbed.up(args.hosts, prefix="dl")]
+        cases = {
+            "1 host": (hosts[:1], "no"),
+            f"{args.hosts} hosts, through the controller": (hosts, "yes"),
+            f"{args.hosts} hosts, each on its own": (hosts, "no"),
+        }
+        wall: dict[str, list[float]] = {case: [] for case in cases}
+        mirrored: dict[str, list[float]] = {case: [] for case in cases}
+        outside: dict[str, list[float]] = {case: [] for case in cases}
+        try:
+            fresh(hosts[:1], cache)  # the lock first, as a fleet has it once its first host ran
+            pyinfra(inventory(tmp / "lock.py", hosts[:1], settings, tmp), "deploy/provision.py")
+            for run in range(1, args.runs + 1):
+                for case, (group, relay) in cases.items():
+                    fresh(group, cache)
+                    inv = inventory(tmp / "inv.py", group, {**settings, "downloads_via_controller": relay}, tmp)
+                    since, net = len(mirror.requests()), network_bytes()
+                    wall[case].append(pyinfra(inv, "deploy/provision.py")[0])
+                    mirrored[case].append(mirror_bytes(mirror, since))
+                    outside[case].append(network_bytes() - net)
+                    print(
+                        f"run {run}, {case}: {wall[case][-1]:.1f} s, mirror {mib(mirrored[case][-1])}, "
+                        f"outside {mib(outside[case][-1])}",
+                        file=sys.stderr,
+                    )
+        finally:
+            for h in hosts:
+                testbed.remove(h.name)
+    print(median_table("provision of fresh hosts, one run", wall, ref="1 host"))
+    in_mib = {name: {case: [b / 2**20 for b in values] for case, values in rows.items()} for name, rows in (
+        ("mirror", mirrored), ("outside", outside))}  # fmt: skip
+    print(median_table("what the mirror sent (Triton artifact, torch)", in_mib["mirror"], unit="MiB", ref="1 host"))
+    print(median_table("what came from outside (PyPI, Debian)", in_mib["outside"], unit="MiB", ref="1 host"))
+    save("fleet_downloads", {"wall_s": wall, "mirror_bytes": mirrored, "outside_bytes": outside})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
