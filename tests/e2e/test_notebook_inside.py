@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+import urllib.request
+
+import pytest
 
 import testbed
 from testbed import TestHost, named_ports, op_results
@@ -19,6 +22,7 @@ from tests.e2e.test_provision import assert_serves
 PORTS = named_ports(6)  # apart from every numbered host's and the other named ones (slots 0-5)
 CLONE = "/content/tp"  # where the notebook clones the project: the disk a reset wipes
 PERSIST = "/persist/triton"  # the notebook's Drive folder
+DATA = "TRITON_PROVISIONER_DATA=/root/notebook.json"  # the notebook's settings (inventories/local.py reads them)
 
 
 def copied_in(host: TestHost) -> None:
@@ -29,6 +33,11 @@ def copied_in(host: TestHost) -> None:
     subprocess.run(argv, input=tar.stdout, check=True, capture_output=True, timeout=120)
 
 
+def inside(host: TestHost, deploy: str) -> subprocess.CompletedProcess:
+    """A deploy of the README's first command, run in the clone on the host itself (@local)."""
+    return host.ssh(f"cd {CLONE} && {DATA} .venv/bin/pyinfra inventories/local.py {deploy} -y", check=False)
+
+
 def cells(host: TestHost, settings: dict) -> tuple[str, float]:
     """The notebook's cells after the drive is mounted: the clone, the setup, the settings, the provision
     (the README's first command, run in the clone); the provision's output and its seconds."""
@@ -37,11 +46,7 @@ def cells(host: TestHost, settings: dict) -> tuple[str, float]:
     assert setup.returncode == 0, (setup.stdout + setup.stderr)[-3000:]
     host.ssh(f"cat > /root/notebook.json <<'EOF'\n{json.dumps(settings)}\nEOF")
     started = time.monotonic()
-    run = host.ssh(
-        f"cd {CLONE} && TRITON_PROVISIONER_DATA=/root/notebook.json .venv/bin/pyinfra inventories/local.py "
-        "deploy/provision.py -y",
-        check=False,
-    )
+    run = inside(host, "deploy/provision.py")
     seconds = time.monotonic() - started
     out = run.stdout + run.stderr
     assert run.returncode == 0, out[-6000:]
@@ -70,6 +75,15 @@ def test_a_notebook_reset_is_reprovisioned_from_inside_with_nothing_downloaded(s
         assert results["venv packages"]["no_change"] == 1  # unpacked from the snapshot: pip and uv did not run
         assert results["venv snapshot on the persistent path"]["no_change"] == 1
         assert_serves(host, PORTS)
+        # the last cells: what serves, the server's log, stop
+        status = inside(host, "deploy/status.py")
+        assert "== status of @local: OK" in status.stdout, (status.stdout + status.stderr)[-3000:]
+        log = host.ssh("cat /opt/triton/run/tritonserver.log").stdout  # the file the log cell shows
+        assert f"Started HTTPService at 127.0.0.1:{PORTS['triton_http_port']}" in log, log[-3000:]
+        stop = inside(host, "deploy/stop.py")
+        assert stop.returncode == 0, (stop.stdout + stop.stderr)[-3000:]
+        with pytest.raises(OSError):  # nothing answers there any more
+            urllib.request.urlopen(f"http://127.0.0.1:{PORTS['triton_http_port']}/v2/health/ready", timeout=5)
         print(f"\nnotebook from inside: cold provision {cold_s:.1f} s; after a reset {reset_s:.1f} s")
     finally:
         testbed.remove(host.name)

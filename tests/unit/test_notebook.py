@@ -18,7 +18,9 @@ def test_the_colab_notebook_is_clean_and_its_cells_are_the_readme_s() -> None:
         assert f"```python\n{''.join(cell['source'])}\n```" in section
     sources = ["".join(c["source"]) for c in code]
     assert sources[0].startswith("from google.colab import drive")  # the drive first, then the rest
-    assert any("deploy/provision.py" in s for s in sources) and "/v2/models/" in sources[-1]
+    words = ("deploy/provision.py", "/v2/models/", "deploy/status.py", "tritonserver.log", "deploy/stop.py")
+    order = [next(i for i, s in enumerate(sources) if word in s) for word in words]
+    assert order == sorted(order)  # provision, ask it, then status, the log and stop
 
 
 def test_the_notebook_inventory_is_valid_settings() -> None:
