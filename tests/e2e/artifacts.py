@@ -66,6 +66,8 @@ def mirror_settings(mirror) -> dict:
         "lock_trust_on_first_use": "torch",  # the mirror's find-links publishes no digest for it
         # the tests' venv locks, kept with the mirror (never in the source tree)
         "venv_lock_dir": str(mirror.root.parent / "venv-locks"),
+        # and the downloads a fleet's hosts take through the controller: one cache per test worker, none in $HOME
+        "controller_cache_dir": str(mirror.root.parent / "controller-cache"),
     }
 
 

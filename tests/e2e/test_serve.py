@@ -183,8 +183,9 @@ def test_the_readme_examples_run_against_served_models(served_host: dict) -> Non
     examples = readme_examples()
     assert {lang for lang, _, _ in examples} == {"bash", "python"} and len(examples) >= 6
     notebook = json.loads((README.parent / "notebooks" / "colab.ipynb").read_text())
-    last_cell = "".join(notebook["cells"][-1]["source"])  # the notebook's call of what it served
-    examples.append(("python", last_cell, "{'LABEL': ["))
+    sources = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    call = next(source for source in sources if "/v2/models/" in source)  # the notebook's call of what it served
+    examples.append(("python", call, "{'LABEL': ["))
     for language, code, prints in examples:
         for name, served in README_MODELS.items():
             code, prints = code.replace(name, served), prints.replace(name, served)
