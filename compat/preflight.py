@@ -40,11 +40,22 @@ def wants_zstd(settings: Settings) -> bool:
 
 
 def refusal(
-    host_name: str, settings: Settings, has_zstd: bool, gaps: list[Gap], sdists: tuple[str, ...] = ()
+    host_name: str,
+    settings: Settings,
+    has_zstd: bool,
+    gaps: list[Gap],
+    sdists: tuple[str, ...] = (),
+    unsafe_lock: tuple[str, str] = ("", ""),
 ) -> Refusal | None:
     """Why this host is refused before any change, or None: zstd asked for and absent; offline and the
     caches lacking something (each named with what to fetch); pins the index has only source archives for
-    (sdists: compat/lock_digests.sdist_only)."""
+    (sdists: compat/lock_digests.sdist_only); a kept lock whose files, relayed by the controller, are named
+    as no wheel is (unsafe_lock: the lock's path, those names)."""
+    lock_store, unsafe_names = unsafe_lock
+    if unsafe_names:
+        reason = f"the kept lock {lock_store} names files that are no wheel's name: {unsafe_names}"
+        fix = "remove that lock (a provision makes a new one) and run again"
+        return Refusal([f"== {host_name}: refused, nothing changed: {reason}; {fix}"], f"{reason}; {fix}")
     if sdists:
         reason = (
             f"{', '.join(sdists)}: the index has only a source archive (no wheel) of that version, and its build "

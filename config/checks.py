@@ -138,6 +138,11 @@ def _strip(value: int) -> str | None:
     return None if 0 <= value <= 10 else "must be 0 to 10"
 
 
+def _controller_dir(what: str) -> Callable[[str], str | None]:
+    """A folder the controller keeps: any non-empty path with no NUL or newline."""
+    return lambda v: None if v and "\0" not in v and "\n" not in v else f"must be {what}"
+
+
 def _one_of(*choices: str) -> Callable[[str], str | None]:
     return lambda v: None if v in choices else f"must be one of {', '.join(choices)}"
 
@@ -207,12 +212,8 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
         else "must be package names separated by commas, no spaces: torch or torch,mypkg"
     ),
     "downloads_via_controller": _one_of("auto", "yes", "no"),
-    "controller_cache_dir": lambda v: (
-        None if v and "\0" not in v and "\n" not in v else "must be a directory on the controller"
-    ),
-    "controller_state_dir": lambda v: (
-        None if v and "\0" not in v and "\n" not in v else 'must be "auto" or a directory on the controller'
-    ),
+    "controller_cache_dir": _controller_dir("a directory on the controller"),
+    "controller_state_dir": _controller_dir('"auto" or a directory on the controller'),
     "venv_lock_dir": lambda v: None if "\0" not in v and "\n" not in v else "must be a directory on the controller",
     "audit_report_path": lambda v: None if v and "\0" not in v else "must be a file name",
     "step_timings_path": lambda v: None if "\0" not in v else "must be a file name (or empty)",
@@ -226,9 +227,7 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
         else "must be host names or addresses separated by commas, no spaces: localhost,.corp,10.0.0.5"
     ),
     "hf_endpoint": _optional(_url),
-    "hub_folder_cache": lambda v: (
-        None if v and "\0" not in v and "\n" not in v else "must be a directory on the controller"
-    ),
+    "hub_folder_cache": _controller_dir("a directory on the controller"),
     "hf_token": lambda v: None if "\n" not in v and " " not in v else "must be one token, no spaces or newlines",
 }
 

@@ -20,7 +20,6 @@ import os
 import tempfile
 import threading
 import time
-from functools import cache
 from pathlib import Path
 
 from remote._common import sha256 as _sha256
@@ -39,15 +38,21 @@ class FetchError(RuntimeError):
     the URL (its password masked) and the fix."""
 
 
-@cache
-def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    return _sha256(path)
+# (path, size, mtime_ns) -> sha256: what was read (or written, _download) this run
+_known_sha256: dict[tuple[str, int, int], str] = {}
+
+
+def _stat_key(path: str | Path) -> tuple[str, int, int]:
+    st = os.stat(path)
+    return str(path), st.st_size, st.st_mtime_ns
 
 
 def file_sha256(path: str | Path) -> str:
     """A controller file's sha256, read once per run while its size and time stay the same."""
-    st = os.stat(path)
-    return _file_sha256(str(path), st.st_size, st.st_mtime_ns)
+    key = _stat_key(path)
+    if key not in _known_sha256:
+        _known_sha256[key] = _sha256(str(path))
+    return _known_sha256[key]
 
 
 def _lock_for(sha256: str) -> threading.Lock:
@@ -90,6 +95,7 @@ def _download(url: str, sha256: str, cache_dir: Path) -> Path:
                 "URL (or the mirror in between), or the digest if the file was meant to change"
             )
         os.replace(part, final)
+        _known_sha256[_stat_key(final)] = sha256  # hashed as it came: the next host's check reads nothing
         return final
     except OSError as exc:
         raise FetchError(f"the controller could not fetch {masked(url)}: {type(exc).__name__}: {exc}") from None

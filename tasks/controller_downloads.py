@@ -35,8 +35,7 @@ def relay_dir(settings: Settings, host) -> str:
     choice = settings.downloads_via_controller
     if choice == "no" or not _over_ssh(host):
         return ""
-    ssh_hosts = sum(1 for other in host.inventory if _over_ssh(other)) if choice == "auto" else 0
-    if choice == "auto" and (settings.proxy_env or ssh_hosts < 2):
+    if choice == "auto" and (settings.proxy_env or sum(1 for other in host.inventory if _over_ssh(other)) < 2):
         return ""
     return str(settings.on_controller(settings.controller_cache_dir))
 

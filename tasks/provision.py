@@ -77,23 +77,16 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
         if venv_plan.lock or settings.offline
         else lock_digests.sdist_only(pins, venv_plan.index_url, lock_digests.urllib_fetch)
     )
-    refused = preflight.refusal(host.name, settings, has_zstd, gaps, sdists)
+    relay = controller_downloads.relay_dir(settings, host)  # one download for many hosts
+    unsafe = ""
+    if relay:  # the wheels too, but from a find-links folder of the host's own (the controller cannot read it)
+        venv_plan = controller_downloads.wheels_relayed(venv_plan, relay, decisions.machine, settings.uv_wheel_url)
+        unsafe = ", ".join(controller_downloads.unsafe_lock_names(venv_plan.lock))
+    refused = preflight.refusal(host.name, settings, has_zstd, gaps, sdists, (venv_plan.lock_store, unsafe))
     if refused:
         print("\n".join(refused.shown), flush=True)
         run_summary.refuse(state, host, refused.reason, "provision")
         return None
-    relay = controller_downloads.relay_dir(settings, host)  # one download for many hosts
-    if relay:  # the wheels too, but from a find-links folder of the host's own (the controller cannot read it)
-        venv_plan = controller_downloads.wheels_relayed(venv_plan, relay, decisions.machine, settings.uv_wheel_url)
-        unsafe = controller_downloads.unsafe_lock_names(venv_plan.lock)
-        if unsafe:
-            reason = (
-                f"the kept lock {venv_plan.lock_store} names files that are no wheel's name: {', '.join(unsafe)}; "
-                "remove that lock (a provision makes a new one) and run again"
-            )
-            print(f"== {host.name}: refused, nothing changed: {reason}", flush=True)
-            run_summary.refuse(state, host, reason, "provision")
-            return None
     # the artifact's size, asked from the host through its proxy (never with a URL's credentials, nor a
     # proxy's on a command line: only once the network shell holds them)
     ask = preflight.asks_artifact_size(settings, decisions, cached or installed)

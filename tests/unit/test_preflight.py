@@ -28,6 +28,18 @@ def test_zstd_asked_for_and_absent_is_refused_first_naming_the_fix() -> None:
     assert preflight.refusal("h1", load({"venv_snapshot_compression": "auto"}), has_zstd=False, gaps=[]) is None
 
 
+def test_a_kept_lock_naming_no_wheel_is_refused_naming_the_lock_the_files_and_the_fix() -> None:
+    store, names = "/ctl/venv-locks/venv-py3.11-cpu-k.lock", "../../etc/cron.d/x.whl, six$(id).whl"
+    refused = preflight.refusal("h1", load({}), has_zstd=True, gaps=[], unsafe_lock=(store, names))
+    assert refused is not None
+    assert refused.reason == (
+        f"the kept lock {store} names files that are no wheel's name: {names}; "
+        "remove that lock (a provision makes a new one) and run again"
+    )
+    assert refused.shown == [f"== h1: refused, nothing changed: {refused.reason}"]
+    assert preflight.refusal("h1", load({}), has_zstd=True, gaps=[], unsafe_lock=(store, "")) is None
+
+
 def test_offline_gaps_are_each_named_with_what_to_fetch() -> None:
     refused = preflight.refusal("h1", load({"offline": True}), has_zstd=True, gaps=[GAP, GAP])
     assert refused is not None
