@@ -25,10 +25,28 @@ def _ports_module():
 _PORTS = _ports_module()
 bed_ports, worker_number = _PORTS.bed_ports, _PORTS.worker_number
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-if worker_number(_WORKER):
-    os.environ.setdefault("TRITON_TESTBED_DIR", f"/var/tmp/triton-testbed-{_WORKER}")
-    for _name, _value in bed_ports(worker_number(_WORKER)).env().items():
-        os.environ.setdefault(_name, _value)
+
+
+def worker_bed_env(worker: str, environ: dict[str, str]) -> dict[str, str]:
+    """The test bed settings a pytest-xdist worker adds to its environment: a state directory and port
+    ranges of its own. A state directory set for the whole run gets the worker's name appended (two
+    workers in one directory would take down each other's hosts); ports set for the whole run cannot be
+    split between workers, so that is refused."""
+    if not worker:
+        return {}
+    fixed = [name for name in bed_ports(0).env() if name in environ]
+    if fixed:
+        raise pytest.UsageError(
+            f"{', '.join(fixed)} set for a run with several test workers: each worker needs ports of its "
+            "own (testbed/ports.py); unset them, or run one worker (-n 0)"
+        )
+    base = environ.get("TRITON_TESTBED_DIR", "/var/tmp/triton-testbed")
+    number = worker_number(worker)
+    own = {"TRITON_TESTBED_DIR": f"{base}-{worker}"} if number or "TRITON_TESTBED_DIR" in environ else {}
+    return {**own, **(bed_ports(number).env() if number else {})}
+
+
+os.environ.update(worker_bed_env(_WORKER, dict(os.environ)))
 
 HERE = Path(__file__).parent
 

@@ -79,3 +79,26 @@ def test_a_worker_s_test_bed_takes_its_ports_from_the_plan() -> None:
     )
     bed = ports.bed_ports(1)
     assert res.stdout.split() == [str(bed.ssh_first), str(bed.ssh_last), str(bed.triton_offset)], res.stderr
+
+
+def test_a_state_directory_set_for_the_whole_run_is_split_between_workers() -> None:
+    """Two workers in one state directory take down each other's hosts (a clean-clone run that inherited a
+    private bed's TRITON_TESTBED_DIR failed so): each worker gets the directory with its name appended."""
+    from tests.conftest import worker_bed_env
+
+    mine = {"TRITON_TESTBED_DIR": "/var/tmp/mine"}
+    assert worker_bed_env("gw0", mine) == {"TRITON_TESTBED_DIR": "/var/tmp/mine-gw0"}
+    assert worker_bed_env("gw1", mine)["TRITON_TESTBED_DIR"] == "/var/tmp/mine-gw1"
+    assert worker_bed_env("gw0", {}) == {}  # the first worker keeps the defaults
+    assert worker_bed_env("gw1", {})["TRITON_TESTBED_DIR"] == "/var/tmp/triton-testbed-gw1"
+    assert worker_bed_env("", mine) == {}  # one process: the setting as it is
+
+
+def test_ports_set_for_the_whole_run_of_several_workers_are_refused() -> None:
+    import pytest
+
+    from tests.conftest import worker_bed_env
+
+    with pytest.raises(pytest.UsageError, match="TRITON_TESTBED_FIRST_SSH_PORT set for a run with several"):
+        worker_bed_env("gw1", {"TRITON_TESTBED_FIRST_SSH_PORT": "2601"})
+    assert worker_bed_env("", {"TRITON_TESTBED_FIRST_SSH_PORT": "2601"}) == {}
