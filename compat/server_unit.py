@@ -70,6 +70,8 @@ def server_launcher(layout: Layout) -> str:
         "#!/bin/sh\n# triton-provisioner: tritonserver with Triton's environment, its model load and unload\n"
         "# answering only requests that carry the model-control key\n"
         f". {shlex.quote(layout.home + '/env.sh')}\n"
+        # the server's own Python bytecode, kept where its user may write (never in root's environment)
+        f"export PYTHONPYCACHEPREFIX={shlex.quote(layout.python_bytecode)}\n"
         f'key=$(cat {shlex.quote(layout.model_control_key)}) && [ -n "$key" ] ||\n'
         "  { echo 'no model-control key: run deploy/serve.py' >&2; exit 1; }\n"
         f'exec tritonserver "$@" "--http-restricted-api={restricted}" "--grpc-restricted-protocol={restricted}"\n'
@@ -128,8 +130,8 @@ def systemd_unit(settings: Settings, layout: Layout) -> str:
     tritonserver`), which keeps and rotates it; a "--- start" line there begins each start's lines."""
     command = " ".join(systemd_word(a) for a in [layout.server_launcher, *server_args(settings, layout)])
     sandbox = ""
-    if settings.triton_user != "root":  # the models' code runs in here: it may write the HF cache, nothing else
-        writable = systemd_word(f"-{layout.hf_cache}")
+    if settings.triton_user != "root":  # the models' code runs in here: it may write the HF cache and bytecode only
+        writable = " ".join(systemd_word(f"-{path}") for path in (layout.hf_cache, layout.python_bytecode))
         sandbox = (
             f"User={settings.triton_user}\nGroup={settings.triton_user}\nNoNewPrivileges=yes\nProtectSystem=strict\n"
             f"ReadWritePaths={writable}\nPrivateTmp=yes\nProtectHome=yes\n"

@@ -182,6 +182,14 @@ class Layout:
         return f"{self.hf_cache}/.triton-verified"
 
     @property
+    def python_bytecode(self) -> str:
+        """The server's compiled Python (PYTHONPYCACHEPREFIX in its launcher only): the venv is root's, so the
+        server's user cannot write __pycache__ beside it and every model load compiled torch and transformers
+        again (~4.6 s of CPU each here). Written by that user at first import; on the persistent path, so a
+        reset compiles nothing again. Root never runs Python with it."""
+        return f"{self.persist}/python-bytecode"
+
+    @property
     def hub_markers(self) -> str:
         """What hub_fetch.py completed: per model revision, the commit and files (read by HubSnapshot)."""
         return f"{self.hf_home}/provisioner-fetched"

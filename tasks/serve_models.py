@@ -72,7 +72,13 @@ def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: lis
     """Add the serving operations for one host; returns what the server is to run, (link, target) pairs."""
     venv_python = f"{venv_plan.target(settings, layout, decisions)}/bin/python3"
     # the server's user first: the hub's files are fetched as that user, into its cache
-    server_user.present(settings.triton_user, layout.run, layout.hf_cache, layout.made_users)
+    server_user.present(
+        user=settings.triton_user,
+        run_dir=layout.run,
+        hf_cache=layout.hf_cache,
+        bytecode=layout.python_bytecode,
+        made_users=layout.made_users,
+    )
     net = network.shell_args(layout.network_settings_file, settings.network_env)
     models.sources(
         specs=settings.models,

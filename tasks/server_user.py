@@ -38,9 +38,10 @@ def system_user(user: str, made_users: str):
 
 
 @deploy("Server user")
-def present(user: str, run_dir: str, hf_cache: str, made_users: str) -> None:
+def present(user: str, run_dir: str, hf_cache: str, bytecode: str, made_users: str) -> None:
     """`user` exists (a system user, made here: the rules refuse an account the provisioner did not make)
-    and owns hf_cache, recorded in made_users; run_dir is root's (0755); nothing to do for root."""
+    and owns hf_cache and its Python bytecode folder, recorded in made_users; run_dir is root's (0755);
+    nothing to do for root."""
     if user == "root":
         return
     system_user(name=f"system user {user}", user=user, made_users=made_users)
@@ -49,3 +50,4 @@ def present(user: str, run_dir: str, hf_cache: str, made_users: str) -> None:
     files.line(name=f"{user} recorded as made here", path=made_users, line=f"^{re.escape(user)}$", replace=user)
     files.directory(name="run directory owned by root", path=run_dir, user="root", group="root", mode="755")
     files.directory(name=f"HF cache owned by {user}", path=hf_cache, user=user, group=user, mode="755")
+    files.directory(name=f"Python bytecode owned by {user}", path=bytecode, user=user, group=user, mode="700")

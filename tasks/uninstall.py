@@ -27,6 +27,7 @@ PERSIST_FOLDERS = (
     "models",
     "python-downloads",
     "uv-cache",
+    "python-bytecode",
 )
 
 

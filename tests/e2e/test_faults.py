@@ -241,6 +241,19 @@ def test_written_files_have_sensible_modes(provisioned: dict) -> None:
     assert int(modes["/opt/triton/run/tritonserver.log"][0], 8) & 0o002 == 0  # not world-writable
 
 
+def test_the_models_imports_are_compiled_once_into_the_server_users_bytecode_folder(provisioned: dict) -> None:
+    """The venv is root's, so a stub could write no bytecode and compiled torch at every load: the server's
+    user keeps it in a folder of its own on the persistent path (only it may write there), beside nothing
+    root runs; the venv itself gets no __pycache__ written by that user."""
+    host = provisioned["host"]
+    folder = "/persist/python-bytecode"
+    assert host.ssh(f"stat -c '%a %U' {folder}").stdout.split() == ["700", "triton-server"]
+    compiled = host.ssh(f"find {folder} -path '*/site-packages/torch/__init__.cpython-*.pyc'").stdout
+    assert compiled.strip(), f"no compiled torch in {folder}"
+    venv = host.ssh("readlink -f /opt/triton/venv").stdout.strip()
+    assert host.ssh(f"find {venv}/ -name '*.pyc' -user triton-server | head -1").stdout == ""
+
+
 def test_server_listens_on_loopback_only_by_default(provisioned: dict) -> None:
     host = provisioned["host"]
     port = triton_ports(1)["triton_http_port"]

@@ -378,6 +378,9 @@ def test_the_server_starts_in_explicit_mode_with_every_model_and_the_api_key_com
     assert not any("restricted" in a for a in args)  # the key is not in what the controller runs or prints
     text = server_unit.server_launcher(layout)
     assert "key=$(cat /etc/triton-provisioner/model-control.key)" in text
+    # the server's bytecode where its user may write: set in this launcher only, never in env.sh (root's shells)
+    assert "\nexport PYTHONPYCACHEPREFIX=/var/lib/triton-provisioner/python-bytecode\n" in text
+    assert "PYTHONPYCACHEPREFIX" not in env_script(layout, None)
     assert '"--http-restricted-api=model-repository:triton-model-control=$key"' in text
     assert '"--grpc-restricted-protocol=model-repository:triton-model-control=$key"' in text
 
@@ -443,7 +446,8 @@ def test_the_unit_runs_the_server_as_its_user_in_a_sandbox_that_may_write_only_i
     unit = server_unit.systemd_unit(s, Layout(s))
     for line in ("User=triton-server", "NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateTmp=yes"):
         assert f"\n{line}\n" in unit
-    assert "\nReadWritePaths=-/persist/huggingface/hub\n" in unit  # not the run dir: root writes there
+    # not the run dir: root writes there
+    assert "\nReadWritePaths=-/persist/huggingface/hub -/persist/python-bytecode\n" in unit
     as_root = server_unit.systemd_unit(settings(triton_user="root"), Layout(settings(triton_user="root")))
     assert "User=" not in as_root and "ProtectSystem" not in as_root
 

@@ -7,8 +7,15 @@ pass; finalize frees the model. The computation itself is hf_pipeline.py's.
 import importlib.util
 import json
 import os
+import sys
 
-import numpy as np
+# The stub's interpreter takes no PYTHONPYCACHEPREFIX from its environment, and the venv is root's: without
+# this, every load compiled torch and transformers again (~4.6 s of CPU each). The server's launcher names
+# the folder its user may write (config/layout.py python_bytecode).
+if os.environ.get("PYTHONPYCACHEPREFIX"):
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+
+import numpy as np  # after the bytecode folder is set above
 import triton_python_backend_utils as pb_utils
 
 _spec = importlib.util.spec_from_file_location("hf_pipeline", os.path.join(os.path.dirname(__file__), "hf_pipeline.py"))

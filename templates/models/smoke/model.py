@@ -1,6 +1,15 @@
 """Smoke model: each text's length (computed with torch) and its upper-case form."""
 
-import numpy as np
+import os
+import sys
+
+# The stub's interpreter takes no PYTHONPYCACHEPREFIX from its environment, and the venv is root's: without
+# this, every load compiled torch and transformers again (~4.6 s of CPU each). The server's launcher names
+# the folder its user may write (config/layout.py python_bytecode).
+if os.environ.get("PYTHONPYCACHEPREFIX"):
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+
+import numpy as np  # after the bytecode folder is set above
 import torch
 import triton_python_backend_utils as pb_utils
 
