@@ -162,6 +162,7 @@ class ServerPlan:
     user: str = "root"  # who the server runs as
     log_watch: tuple[str, ...] = ()  # the log watcher's arguments (log_watch_args), for a detached start
     verified_answers: str = ""  # where the proof keeps each model's in-process answers ("" = not kept)
+    python_bytecode: str = ""  # the server user's compiled Python (config/layout.py), for the in-process proof too
 
     @property
     def http_port(self) -> int:
@@ -191,6 +192,7 @@ def server_plan(settings: Settings, layout: Layout) -> ServerPlan:
         user=settings.triton_user,
         log_watch=tuple(log_watch_args(settings, layout)),
         verified_answers=layout.verified_answers,
+        python_bytecode=layout.python_bytecode,
     )
 
 

@@ -90,6 +90,8 @@ def _verified(plan: ServerPlan, verify: list[ModelCheck], in_process: bool, proo
             env={
                 "TRITON_PROOF_FILE": proof,
                 **({"TRITON_REFERENCES": plan.verified_answers} if plan.verified_answers else {}),
+                # run as the server's user (or root where it runs as root): that user's bytecode folder
+                **({"PYTHONPYCACHEPREFIX": plan.python_bytecode} if plan.python_bytecode else {}),
             },
         )
 
