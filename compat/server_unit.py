@@ -66,13 +66,14 @@ def server_launcher(layout: Layout) -> str:
     the server's user can read. The key stays out of every file others can read and every command pyinfra
     runs; Triton takes it only as an argument, so it is in the server's own command line."""
     restricted = f"model-repository:{MODEL_CONTROL_HEADER}=$key"
+    # the server's own Python bytecode, kept where its user may write (never in root's environment)
+    bytecode = f"export PYTHONPYCACHEPREFIX={shlex.quote(layout.python_bytecode)}\n" if layout.python_bytecode else ""
     return (
         "#!/bin/sh\n# triton-provisioner: tritonserver with Triton's environment, its model load and unload\n"
         "# answering only requests that carry the model-control key\n"
         f". {shlex.quote(layout.home + '/env.sh')}\n"
-        # the server's own Python bytecode, kept where its user may write (never in root's environment)
-        f"export PYTHONPYCACHEPREFIX={shlex.quote(layout.python_bytecode)}\n"
-        f'key=$(cat {shlex.quote(layout.model_control_key)}) && [ -n "$key" ] ||\n'
+        + bytecode
+        + f'key=$(cat {shlex.quote(layout.model_control_key)}) && [ -n "$key" ] ||\n'
         "  { echo 'no model-control key: run deploy/serve.py' >&2; exit 1; }\n"
         f'exec tritonserver "$@" "--http-restricted-api={restricted}" "--grpc-restricted-protocol={restricted}"\n'
     )

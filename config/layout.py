@@ -186,8 +186,9 @@ class Layout:
         """The server's compiled Python (PYTHONPYCACHEPREFIX in its launcher only): the venv is root's, so the
         server's user cannot write __pycache__ beside it and every model load compiled torch and transformers
         again (~4.6 s of CPU each here). Written by that user at first import; on the persistent path, so a
-        reset compiles nothing again. Root never runs Python with it."""
-        return f"{self.persist}/python-bytecode"
+        reset compiles nothing again. Root never runs Python with it: none ("") where the server runs as root
+        (its stubs write beside root's venv), so a folder another user filled is never read by root."""
+        return "" if self.settings.triton_user == "root" else f"{self.persist}/python-bytecode"
 
     @property
     def hub_markers(self) -> str:

@@ -381,6 +381,9 @@ def test_the_server_starts_in_explicit_mode_with_every_model_and_the_api_key_com
     # the server's bytecode where its user may write: set in this launcher only, never in env.sh (root's shells)
     assert "\nexport PYTHONPYCACHEPREFIX=/var/lib/triton-provisioner/python-bytecode\n" in text
     assert "PYTHONPYCACHEPREFIX" not in env_script(layout, None)
+    # a server run as root reads no bytecode another user may have written there (a former triton_user)
+    as_root = Layout(settings(triton_user="root"))
+    assert as_root.python_bytecode == "" and "PYTHONPYCACHEPREFIX" not in server_unit.server_launcher(as_root)
     assert '"--http-restricted-api=model-repository:triton-model-control=$key"' in text
     assert '"--grpc-restricted-protocol=model-repository:triton-model-control=$key"' in text
 
