@@ -113,7 +113,10 @@ def _first_progress_line(wait: list[str], job: Path) -> tuple[str, int, str]:
     proc = subprocess.Popen(wait, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     line = proc.stderr.readline().rstrip("\n")
-    job.with_name(job.name + ".rc").write_text("0\n")
+    # written aside and renamed, as the job does (venv_restore_start.sh): the wait may look at any moment,
+    # and an rc file seen empty, half written, exits 2 ("Illegal number")
+    job.with_name(job.name + ".rc.tmp").write_text("0\n")
+    job.with_name(job.name + ".rc.tmp").rename(job.with_name(job.name + ".rc"))
     rest = proc.stderr.read()
     return line, proc.wait(timeout=30), rest
 
@@ -175,7 +178,12 @@ def test_the_restore_wait_survives_the_unpacked_venv_being_swapped_in_between_tw
     import threading
 
     (tmp_path / "snap").write_text("x")
-    done = threading.Timer(0.6, lambda: (tmp_path / "v.restore-T.rc").write_text("0\n"))
+
+    def job_ends() -> None:  # its rc written aside and renamed, as the job does
+        (tmp_path / "v.restore-T.rc.tmp").write_text("0\n")
+        (tmp_path / "v.restore-T.rc.tmp").rename(tmp_path / "v.restore-T.rc")
+
+    done = threading.Timer(0.6, job_ends)
     done.start()
     res = subprocess.run(
         ["sh", "-c", remote.source("venv_restore_wait.sh"), "w", str(tmp_path / "v"), "T", str(tmp_path / "snap"), "1"],
