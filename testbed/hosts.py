@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 
+from testbed import disk
 from testbed.boot import _mount_root, _mounted_under, _port_free, _start, _stop, _unmount_under
 from testbed.config import _NAME_RE, FIRST_SSH_PORT, LAST_SSH_PORT, STATE_DIR, Host, TestbedError, _log
 from testbed.identity import _add_sudo_user, _configure_vm, _install_identity, client_key
@@ -41,6 +42,7 @@ def up(
     client_key()
     t0 = time.monotonic()
     with _locked() as state:
+        disk.mounted()
         hosts = {n: Host(**h) for n, h in state["hosts"].items()}
         used = {h.ssh_port for h in hosts.values()}
         made = []
@@ -146,6 +148,7 @@ def down() -> int:
         if _mounted_under(STATE_DIR / "hosts"):
             raise TestbedError(f"mounts remain under {STATE_DIR / 'hosts'}; see /proc/self/mounts")
         shutil.rmtree(STATE_DIR / "hosts", ignore_errors=True)
+        disk.released()
         state["hosts"] = {}
         inventory_path().unlink(missing_ok=True)
         known_hosts().unlink(missing_ok=True)

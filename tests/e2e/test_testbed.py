@@ -103,13 +103,18 @@ def test_up_reset_down_leave_nothing_behind(tmp_path: Path) -> None:
     st = json.loads((state / "state.json").read_text())
     pid = st["hosts"]["tb1"]["pid"]
     assert Path(f"/proc/{pid}").exists()
+    # what the hosts write lands on the bed's own disk: an ext4 image on a loop device (testbed/disk.py)
+    fs = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", str(state / "hosts")], capture_output=True, text=True)
+    fstype, device = fs.stdout.split()
+    back = subprocess.run(["losetup", "-n", "-O", "BACK-FILE", device], capture_output=True, text=True)
+    assert fstype == "ext4" and back.stdout.strip() == str(state / "hosts.img"), (fs.stdout, back.stdout)
     _testbed_cli(state, "reset", "tb1")
     pid2 = json.loads((state / "state.json").read_text())["hosts"]["tb1"]["pid"]
     _testbed_cli(state, "down")
     _testbed_cli(state, "down")  # safe twice
     mounts = Path("/proc/self/mounts").read_text()
     assert str(state) not in mounts
-    assert not (state / "hosts").exists()
+    assert not (state / "hosts").exists() and not (state / "hosts.img").exists()
     for p in (pid, pid2):
         stat = Path(f"/proc/{p}/stat")
         assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
