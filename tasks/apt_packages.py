@@ -25,6 +25,8 @@ from tasks import private_upload
 APT_LISTS_MAX_AGE = timedelta(hours=6)
 # Seconds apt waits for the dpkg lock before it gives up (apt >= 1.9.11: Debian 11, Ubuntu 20.04).
 APT_LOCK_TIMEOUT_S = 600
+# apt_cache.py dpkg's exit status where apt must install (remote/actions/apt_cache.py NOT_HERE)
+APT_CACHE_NOT_HERE = 3
 
 
 def apt_options(cache_dir: str) -> list[str]:
@@ -60,7 +62,9 @@ def installed(
     manifest_sha256: str = "",
     digest_store: str = "",
 ):
-    """Install the packages that are absent; refresh the lists first only when they are stale.
+    """Install the packages that are absent; refresh the lists first only when they are stale. With fresh
+    lists (or offline), a host whose package set is the one the cache's record was made on (a reset host)
+    gets the recorded .debs from dpkg alone, without apt reading a list (remote/actions/apt_cache.py dpkg).
     offline: no update, and only .debs already in the cache (apt-get --no-download). state_dir: root's
     local record of the check; manifest_sha256: the cache manifest's digest the controller kept (read
     from digest_store by the deploy), where the new one is kept after apt ran ("" = not kept: the cached
@@ -81,15 +85,16 @@ def installed(
     # The cache may sit on a shared drive: what changed since apt last ran here is named and removed.
     yield remote.python("python3", "apt_cache.py", "check", cache_dir, state_dir, manifest_sha256)
     yield host_log.shown(f"{cache_dir}/check.log")
+    stale = False
+    update = None
     if not offline:
         info = host.get_fact(File, path=stamp)
         now = host.get_fact(Date).replace(tzinfo=None)
         stale = not info or not info.get("mtime") or info["mtime"] < now - APT_LISTS_MAX_AGE
         # Fresh lists are reused; the check above may have removed them (and the stamp): then update anyway.
         update = StringCommand("apt-get", *opts, "update", "-q", "&&", "touch", QuoteString(stamp))
-        yield update if stale else StringCommand("test", "-f", QuoteString(stamp), "||", "{", update, ";", "}")
     # An install cut off mid-way (a dropped connection) leaves dpkg half-configured; finish it first.
-    yield StringCommand(
+    install = StringCommand(
         "DEBIAN_FRONTEND=noninteractive",
         "dpkg",
         "--configure",
@@ -105,7 +110,32 @@ def installed(
         *(["--no-download"] if offline else []),
         *(QuoteString(p) for p in missing),
     )
-    yield remote.python("python3", "apt_cache.py", "record", cache_dir, state_dir)
+    if stale:
+        # lists past their age: apt may find newer packages than the recorded .debs, so apt installs
+        yield from (update, install)
+    else:
+        # A reset host (its package set the one recorded): dpkg alone, from the recorded .debs; anywhere
+        # else (exit 3) apt, after an update where the check removed the lists.
+        via_apt = install
+        if update is not None:  # the check may have removed the lists (and their stamp): fetch them again
+            refresh = StringCommand("test", "-f", QuoteString(stamp), "||", "{", update, ";", "}")
+            via_apt = StringCommand("{", refresh, ";", "}", "&&", install)
+        yield StringCommand(
+            remote.python("python3", "apt_cache.py", "dpkg", cache_dir, state_dir, manifest_sha256, *packages),
+            "||",
+            "{",
+            "[",
+            "$?",
+            "=",
+            str(APT_CACHE_NOT_HERE),
+            "]",
+            "&&",
+            via_apt,
+            ";",
+            "}",
+        )
+        yield host_log.shown(f"{state_dir}/install.log")
+    yield remote.python("python3", "apt_cache.py", "record", cache_dir, state_dir, *packages)
     if digest_store:  # its home is the controller: a writer of the drive cannot vouch for the cache
         keep = partial(private_upload.keep_on_controller, local_path=digest_store)
         yield private_upload.read(f"{state_dir}/manifest.sha256", keep, remove=True)

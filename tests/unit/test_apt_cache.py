@@ -3,6 +3,7 @@ after apt ran, checked before it runs; what changed or was planted since is name
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -120,3 +121,133 @@ def test_the_checks_record_of_what_was_intact_is_roots_not_the_drives(tmp_path: 
     (c.parent / "state" / "checked").unlink()
     record(c)
     assert f"{apt_cache.sha256(str(deb))}  archives/{deb.name}" in (c / "manifest.sha256").read_text()
+
+
+# --- after a reset: the recorded .debs installed with dpkg alone (no package list read)
+
+BASE_STATUS = """Package: libc6
+Status: install ok installed
+Architecture: amd64
+Version: 2.36-9+deb12u10
+Description: GNU C Library
+ continued line: Package: not-a-field
+
+Package: python3
+Status: install ok installed
+Architecture: amd64
+Version: 3.11.2-1+b1
+"""
+LIBPYTHON = """
+Package: libpython3.11
+Status: install ok installed
+Architecture: amd64
+Version: 3.11.2-6+deb12u6
+"""
+LIBFOO = """
+Package: libfoo
+Status: install ok installed
+Architecture: all
+Version: 1:2.0-1
+"""
+
+
+def dpkg_host(tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:
+    """A host's dpkg status file and a dpkg that records its arguments and each .deb's bytes (the real one
+    would install into this machine); the cache holds the two .debs an install of libpython3.11 took."""
+    status = tmp_path / "status"
+    status.write_text(BASE_STATUS)
+    calls = tmp_path / "dpkg-calls"
+    fake = tmp_path / "dpkg"
+    fake.write_text(
+        f'#!/bin/sh\necho "$@" >> {calls}\nfor f in "$@"; do [ ! -f "$f" ] || {{ cat "$f"; echo; }} >> {calls}; done\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setattr(apt_cache, "DPKG_STATUS", str(status))
+    monkeypatch.setattr(apt_cache, "DPKG", str(fake))
+    c = cache(tmp_path)
+    (c / "archives" / "libfoo_1%3a2.0-1_all.deb").write_bytes(b"foo deb")
+    return c, status, calls
+
+
+def install_and_record(c: Path, status: Path, packages: list[str]) -> str:
+    """What one apt run does to the cache: checked, the packages installed (the status file), recorded."""
+    check(c, record(c))
+    status.write_text(BASE_STATUS + LIBPYTHON + LIBFOO)
+    apt_cache.record(str(c), str(c.parent / "state"), packages)
+    return (c.parent / "state" / "manifest.sha256").read_text().strip()
+
+
+def test_an_install_is_recorded_with_the_debs_it_added_and_the_package_set_it_was_made_on(
+    tmp_path: Path, monkeypatch
+) -> None:
+    c, status, _ = dpkg_host(tmp_path, monkeypatch)
+    install_and_record(c, status, ["libpython3.11"])
+    entry = json.loads((c / apt_cache.INSTALLED_DEBS).read_text())
+    # an epoch's colon is %3a in apt's file names; the packages the host had are not named
+    assert entry["debs"] == ["libfoo_1%3a2.0-1_all.deb", "libpython3.11_3.11.2-6+deb12u6_amd64.deb"]
+    assert entry["packages"] == ["libpython3.11"]
+    status.write_text(BASE_STATUS)
+    assert entry["image"] == apt_cache._digest(apt_cache.package_set())
+    assert f"  {apt_cache.INSTALLED_DEBS}\n" in (c / "manifest.sha256").read_text()  # guarded like the rest
+
+
+def test_a_reset_host_gets_exactly_the_recorded_debs_from_dpkg_checked_on_roots_disk(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    c, status, calls = dpkg_host(tmp_path, monkeypatch)
+    kept = install_and_record(c, status, ["libpython3.11"])
+    status.write_text(BASE_STATUS)  # the reset: the image's packages again
+    state = c.parent / "state"
+    assert apt_cache.dpkg(str(c), str(state), kept, ["libpython3.11"]) == 0
+    args, *contents = calls.read_text().splitlines()
+    copies = args.split()[1:]
+    assert (
+        args.split()[0] == "-i"
+        and [Path(p).name for p in copies] == json.loads((c / apt_cache.INSTALLED_DEBS).read_text())["debs"]
+    )
+    assert all(Path(p).parent.parent == state for p in copies)  # copies on root's disk, not the drive's files
+    assert contents == ["foo deb", "deb"] and not list(state.glob("debs.*"))  # and gone after
+    assert "2 recorded .deb(s) installed with dpkg" in (state / apt_cache.INSTALL_LOG).read_text()
+
+
+def test_another_package_set_or_an_unrecorded_package_is_left_to_apt(tmp_path: Path, monkeypatch, capsys) -> None:
+    c, status, calls = dpkg_host(tmp_path, monkeypatch)
+    kept = install_and_record(c, status, ["libpython3.11"])
+    state = str(c.parent / "state")
+    # the packages still installed (not a fresh image), or one more package than recorded
+    assert apt_cache.dpkg(str(c), state, kept, ["libpython3.11"]) == apt_cache.NOT_HERE
+    assert "this host's packages are not those the .debs were recorded on" in capsys.readouterr().err
+    status.write_text(BASE_STATUS)
+    assert apt_cache.dpkg(str(c), state, kept, ["libpython3.11", "libb64-0d"]) == apt_cache.NOT_HERE
+    assert "the record does not cover libb64-0d" in capsys.readouterr().err
+    # no digest kept on the controller: nothing on the drive is trusted
+    assert apt_cache.dpkg(str(c), state, "", ["libpython3.11"]) == apt_cache.NOT_HERE
+    assert not calls.exists() and not (Path(state) / apt_cache.INSTALL_LOG).exists()
+
+
+def test_a_record_or_deb_altered_on_the_drive_is_never_given_to_dpkg(tmp_path: Path, monkeypatch, capsys) -> None:
+    c, status, calls = dpkg_host(tmp_path, monkeypatch)
+    kept = install_and_record(c, status, ["libpython3.11"])
+    status.write_text(BASE_STATUS)
+    state = str(c.parent / "state")
+    record_file = c / apt_cache.INSTALLED_DEBS
+    good = record_file.read_text()
+    record_file.write_text(good.replace("libfoo_1%3a2.0-1_all.deb", "../../evil.deb"))
+    assert apt_cache.dpkg(str(c), state, kept, ["libpython3.11"]) == apt_cache.NOT_HERE
+    assert "does not match its recorded sha256" in capsys.readouterr().err
+    record_file.write_text(good)
+    # a .deb changed after the check read it: refused outright, not handed to apt either
+    (c / "archives" / "libfoo_1%3a2.0-1_all.deb").write_bytes(b"evil deb")
+    assert apt_cache.dpkg(str(c), state, kept, ["libpython3.11"]) == 1
+    assert "archives/libfoo_1%3a2.0-1_all.deb changed since the check" in capsys.readouterr().err
+    assert not calls.exists() and not list(Path(state).glob("debs.*"))
+
+
+def test_an_install_that_removed_a_package_leaves_no_record(tmp_path: Path, monkeypatch) -> None:
+    c, status, _ = dpkg_host(tmp_path, monkeypatch)
+    install_and_record(c, status, ["libpython3.11"])
+    assert (c / apt_cache.INSTALLED_DEBS).exists()
+    check(c, record(c))
+    status.write_text(BASE_STATUS.split("\n\n")[0] + "\n" + LIBPYTHON)  # python3 went
+    apt_cache.record(str(c), str(c.parent / "state"), ["libpython3.11"])
+    assert not (c / apt_cache.INSTALLED_DEBS).exists()
