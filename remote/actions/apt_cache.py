@@ -266,6 +266,9 @@ def dpkg(cache, state, want, packages):
             why = "the record does not cover " + ", ".join(sorted(set(packages) - set(entry["packages"])))
         elif not all(_DEB_NAME.match(d) and f"archives/{d}" in recorded for d in entry["debs"]):
             why = "a recorded .deb is not in the cache's manifest"
+        else:
+            gone = [d for d in entry["debs"] if not os.path.isfile(os.path.join(cache, "archives", d))]
+            why = f"archives/{gone[0]} is not in the cache" if gone else None
     if why:
         print(f"apt cache: apt-get installs ({why})", file=sys.stderr)
         return NOT_HERE

@@ -104,7 +104,8 @@ def test_offline_reprovisions_a_reset_host_with_the_network_cut(
 ) -> None:
     """Runs after the cold test (the fixture reset the host, /persist kept the caches that run filled).
     A reset host re-provisions from the caches: nothing fetched, pip never runs
-    (the venv is unpacked from its snapshot). Then offline = True after another reset, every proxy dead
+    (the venv is unpacked from its snapshot), apt reads no list (dpkg installs the recorded .debs).
+    Then offline = True after another reset, every proxy dead
     and the mirror refusing everyone: apt (its lists stale, so an online run would update them), Triton,
     the venv and the server all come from the caches on /persist; nothing is asked of the network."""
     online = write_inventory(tmp_path / "online.py", [host], served, own_ports=True)
@@ -114,8 +115,11 @@ def test_offline_reprovisions_a_reset_host_with_the_network_cut(
     cache = "find /persist/pip-cache /persist/apt -type f | sort | xargs -r md5sum"
     before = host.ssh(cache).stdout
     log_len = len(mirror.requests())
-    _, results = provision(online)
+    out, results = provision(online)
     assert_serves(host)
+    # the same image again: the recorded .debs go to dpkg alone, apt reads no package list
+    dpkg_line = r"apt cache: 1 recorded \.deb\(s\) installed with dpkg, no package list read: libpython3\.11_"
+    assert re.search(dpkg_line, out), out[-4000:]
     assert mirror.requests()[log_len:] == []  # no artifact fetched from the mirror
     assert results["Triton artifact in the cache"]["no_change"] == 1
     assert results["Wheels in the persistent wheelhouse"]["no_change"] == 1  # pip ran with --no-index

@@ -251,3 +251,14 @@ def test_an_install_that_removed_a_package_leaves_no_record(tmp_path: Path, monk
     status.write_text(BASE_STATUS.split("\n\n")[0] + "\n" + LIBPYTHON)  # python3 went
     apt_cache.record(str(c), str(c.parent / "state"), ["libpython3.11"])
     assert not (c / apt_cache.INSTALLED_DEBS).exists()
+
+
+def test_a_deb_the_check_removed_is_fetched_by_apt(tmp_path: Path, monkeypatch, capsys) -> None:
+    c, status, calls = dpkg_host(tmp_path, monkeypatch)
+    kept = install_and_record(c, status, ["libpython3.11"])
+    status.write_text(BASE_STATUS)
+    deb = c / "archives" / "libpython3.11_3.11.2-6+deb12u6_amd64.deb"
+    deb.write_bytes(b"altered")
+    check(c, kept)  # named and removed
+    assert apt_cache.dpkg(str(c), str(c.parent / "state"), kept, ["libpython3.11"]) == apt_cache.NOT_HERE
+    assert f"archives/{deb.name} is not in the cache" in capsys.readouterr().err and not calls.exists()
