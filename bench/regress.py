@@ -1,8 +1,8 @@
 """The figures the project keeps, this tree against another commit, side by side in one run on the same
-fresh test hosts: a cold provision with the controller's lock, the no-op re-run after it, and a repeat
-audit of 1 and 16 hosts (with the ratio of 16 to 1). Prints median tables and each ratio to the other
-commit; raw figures go to bench/results/regress.json. Not a test: run it before you stop whenever a
-change touches the run's path, and put its tables in the note.
+fresh test hosts: a cold provision with the controller's lock, the no-op re-run after it, a repeat
+audit of 1 and 16 hosts (with the ratio of 16 to 1), and a re-provision after a reset. Prints median
+tables and each ratio to the other commit; raw figures go to bench/results/regress.json. Not a test: run
+it before you stop whenever a change touches the run's path, and put its tables in the note.
 
     .venv/bin/python -m bench.regress --against COMMIT [--runs 3] [--hosts 16]
 
@@ -54,7 +54,13 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--hosts", type=int, default=16, help="the fleet the audit is measured on")
     args = parser.parse_args()
-    names = ("cold provision", "no-op", "audit repeat, 1 host", f"audit repeat, {args.hosts} hosts")
+    names = (
+        "cold provision",
+        "no-op",
+        "audit repeat, 1 host",
+        f"audit repeat, {args.hosts} hosts",
+        "reset re-provision",
+    )
     rows: dict[str, dict[str, list[float]]] = {n: {THIS: [], OTHER: []} for n in names}
     ratios: dict[str, list[float]] = {THIS: [], OTHER: []}
     with tempfile.TemporaryDirectory() as tmp_dir, Mirror(Path(tmp_dir) / "files") as mirror:
@@ -96,6 +102,8 @@ def main() -> int:
                         timed(tree, audits[name][n], "deploy/audit.py")  # the first: its facts lists are made
                         rows[label][name].append(timed(tree, audits[name][n], "deploy/audit.py"))
                     ratios[name].append(rows[names[3]][name][-1] / rows[names[2]][name][-1])
+                    host.reset()  # a notebook's reset: /persist kept, the rest from its caches
+                    rows["reset re-provision"][name].append(timed(tree, invs[name], "deploy/provision.py"))
                 print(
                     f"run {run}: "
                     + "; ".join(f"{k}: {v[THIS][-1]:.1f}s vs {v[OTHER][-1]:.1f}s" for k, v in rows.items()),
