@@ -1,6 +1,7 @@
 """Marks each test by its folder: tests/unit are `unit`, tests/e2e are `e2e`; gives each parallel worker
 (pytest-xdist, `-n`) a test bed of its own: its own state directory and ranges of ports (the hosts share
-this machine's loopback), set before the test bed is imported. The first worker keeps the defaults."""
+this machine's loopback), set before the test bed is imported. The first worker keeps the defaults. The
+costliest test file left goes to the worker that runs low first (tests/scheduling.py)."""
 
 import os
 from pathlib import Path
@@ -56,3 +57,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         kind = Path(item.fspath).relative_to(HERE).parts[0]
         if kind in ("unit", "e2e"):
             item.add_marker(getattr(pytest.mark, kind))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`--dist loadfile` (pyproject's default) hands each worker that runs low the costliest test file left
+    (tests/scheduling.py); any other mode is xdist's own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from tests.scheduling import LongestFirstScheduling
+
+    return LongestFirstScheduling(config, log)
