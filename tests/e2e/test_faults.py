@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shlex
 import signal
@@ -279,8 +280,18 @@ def test_the_venv_is_exactly_the_controllers_lock_and_an_altered_wheel_is_refuse
     its sha256. The venv holds exactly it; a wheel changed in the wheelhouse is named, removed and
     fetched again by the next run."""
     host, inv = provisioned["host"], provisioned["inv"]
-    locks = sorted(Path(served["venv_lock_dir"]).glob("venv-py3.11-cpu-*.lock"))
-    assert len(locks) == 1
+    # The lock this venv was made from, among those the worker's other modules keep in the same folder: the
+    # venv's folder is named by its lock's key and the Python that made it (compat/venv_plan.py target).
+    venv = host.ssh("readlink -f /opt/triton/venv").stdout.strip()
+    python = host.ssh(f"sed -n 's/^command = //p' {venv}/pyvenv.cfg").stdout.split()[0]
+    locks = [
+        lock
+        for lock in Path(served["venv_lock_dir"]).glob("venv-py3.11-cpu-*.lock")
+        if hashlib.sha256(f"{lock.name.rsplit('-', 1)[1].removesuffix('.lock')}\n{python}".encode()).hexdigest()[:12]
+        == venv.rsplit("/", 1)[1].split("-", 1)[0]
+    ]
+    assert len(locks) == 1, (venv, python, sorted(Path(served["venv_lock_dir"]).iterdir()))
+    key = locks[0].name.rsplit("-", 1)[1].removesuffix(".lock")
     pinned = {line.split(" ")[0] for line in locks[0].read_text().splitlines()}
     assert {"torch==2.13.0+cpu", "numpy==1.26.4"} <= pinned and len(pinned) > 20  # transitive ones too
     assert all(" --hash=sha256:" in line for line in locks[0].read_text().splitlines())
@@ -291,7 +302,7 @@ def test_the_venv_is_exactly_the_controllers_lock_and_an_altered_wheel_is_refuse
         return re.sub(r"[-_.]+", "-", name).lower() + "==" + version
 
     assert {normal(r) for r in freeze.split()} == {normal(r) for r in pinned}
-    wheel = host.ssh("ls /persist/wheels/*/transformers-*.whl").stdout.strip()
+    wheel = host.ssh(f"ls /persist/wheels/{key}/transformers-*.whl").stdout.strip()
     host.ssh(
         f"printf X | dd of={wheel} bs=1 seek=$(( $(stat -c %s {wheel}) / 2 )) conv=notrunc status=none"
         " && rm -rf /opt/triton/venv.versions /persist/venv-snapshots"
