@@ -107,11 +107,16 @@ def _key(settings: Settings, decisions: Decisions) -> str:
     )
 
 
+def venv_name(key: str, python_path: str, python_minor: str) -> str:
+    """A venv's folder name: its wheelhouse key (the lock's, see lock_name) and the Python that makes it."""
+    digest = hashlib.sha256(f"{key}\n{python_path}".encode()).hexdigest()[:12]
+    return f"{digest}-py{python_minor}"
+
+
 def target(settings: Settings, layout: Layout, decisions: Decisions) -> str:
     """The venv directory for these pins, sources and Python, beside the others in `layout.venvs`:
     a change builds a new venv while the server goes on running the old one."""
-    name = hashlib.sha256(f"{_key(settings, decisions)}\n{decisions.python_path}".encode()).hexdigest()[:12]
-    return f"{layout.venvs}/{name}-py{decisions.python}"
+    return f"{layout.venvs}/{venv_name(_key(settings, decisions), str(decisions.python_path), str(decisions.python))}"
 
 
 def apt_digest_store(settings: Settings, host_name: str) -> str:

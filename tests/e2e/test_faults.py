@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shlex
 import signal
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from compat.venv_plan import venv_name
 from testbed import REPO, TestHost, op_results, run_pyinfra, triton_ports, write_inventory
 from tests.e2e import artifacts
 from tests.e2e.test_audit import SNAPSHOT
@@ -281,20 +281,20 @@ def test_the_venv_is_exactly_the_controllers_lock_and_an_altered_wheel_is_refuse
     fetched again by the next run."""
     host, inv = provisioned["host"], provisioned["inv"]
     # The lock this venv was made from, among those the worker's other modules keep in the same folder: the
-    # venv's folder is named by its lock's key and the Python that made it (compat/venv_plan.py target).
+    # venv's folder is named by its lock's key and the Python that made it (compat/venv_plan.py venv_name).
     venv = host.ssh("readlink -f /opt/triton/venv").stdout.strip()
     python = host.ssh(f"sed -n 's/^command = //p' {venv}/pyvenv.cfg").stdout.split()[0]
-    locks = [
-        lock
+    keys = {
+        lock.name.removeprefix("venv-py3.11-cpu-").removesuffix(".lock"): lock
         for lock in Path(served["venv_lock_dir"]).glob("venv-py3.11-cpu-*.lock")
-        if hashlib.sha256(f"{lock.name.rsplit('-', 1)[1].removesuffix('.lock')}\n{python}".encode()).hexdigest()[:12]
-        == venv.rsplit("/", 1)[1].split("-", 1)[0]
-    ]
-    assert len(locks) == 1, (venv, python, sorted(Path(served["venv_lock_dir"]).iterdir()))
-    key = locks[0].name.rsplit("-", 1)[1].removesuffix(".lock")
-    pinned = {line.split(" ")[0] for line in locks[0].read_text().splitlines()}
+    }
+    made = [key for key in keys if venv_name(key, python, "3.11") == venv.rsplit("/", 1)[1]]
+    assert len(made) == 1, (venv, python, sorted(keys))
+    key = made[0]
+    lock = keys[key]
+    pinned = {line.split(" ")[0] for line in lock.read_text().splitlines()}
     assert {"torch==2.13.0+cpu", "numpy==1.26.4"} <= pinned and len(pinned) > 20  # transitive ones too
-    assert all(" --hash=sha256:" in line for line in locks[0].read_text().splitlines())
+    assert all(" --hash=sha256:" in line for line in lock.read_text().splitlines())
     freeze = host.ssh("/opt/triton/venv/bin/pip freeze --all --exclude pip").stdout
 
     def normal(requirement: str) -> str:  # PEP 503 names: zope.event and zope-event are one
@@ -313,7 +313,7 @@ def test_the_venv_is_exactly_the_controllers_lock_and_an_altered_wheel_is_refuse
     assert f"wheelhouse: {wheel.rsplit('/', 1)[1]} is missing or does not match its recorded sha256" in out
     res = run_pyinfra(inv, "deploy/provision.py", "-y")  # fetched again, exactly the locked file
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
-    assert host.ssh(f"sha256sum {wheel}").stdout.split()[0] in locks[0].read_text()
+    assert host.ssh(f"sha256sum {wheel}").stdout.split()[0] in lock.read_text()
     assert_serves(host)
 
 
