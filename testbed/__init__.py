@@ -18,9 +18,9 @@ recorded, unmounts and deletes. Usage:
 
 Modules, one concern each: config (settings, the Host record), images (release bases), state (the
 lock and hosts file), disk (the file system the hosts write to), identity (keys, users), boot
-(namespaces, PID 1, stop), hosts (the commands),
-inventory (the one inventory writer), access (TestHost: ssh to a host), runner (the one pyinfra
-runner), mirror and proxy (loopback stand-ins for download sources and a corporate proxy).
+(namespaces, PID 1, stop), hosts (the commands), inventory (the one inventory writer), access
+(TestHost: ssh to a host), runner (the one pyinfra runner), mirror and proxy (loopback stand-ins for
+download sources and a corporate proxy).
 """
 
 from testbed.access import TestHost

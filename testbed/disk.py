@@ -2,7 +2,7 @@
 a file system made for the test bed, an ext4 image on a loop device mounted at STATE_DIR/hosts, as a fresh
 VM's disk is. On this machine kind's own file system creating a file costs about 0.6 ms of kernel time
 (`strace -c`: openat 594 us, mkdirat 736 us a call), so a venv of 22,578 files unpacked in 14 s there and
-in 1.5-2 s on a fresh ext4 (measured 2026-12-04, BENCHMARKS.md section 18).
+in 1.5-2 s on a fresh ext4 (measured 2026-12-04, BENCHMARKS.md section 17).
 
 TRITON_TESTBED_HOSTS_DISK=state keeps the hosts' files in STATE_DIR itself instead."""
 

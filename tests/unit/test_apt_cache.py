@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import remote
+from tasks import apt_packages
 
 apt_cache = remote.load("apt_cache.py")
 
@@ -223,6 +224,8 @@ def test_another_package_set_or_an_unrecorded_package_is_left_to_apt(tmp_path: P
     # no digest kept on the controller: nothing on the drive is trusted
     assert apt_cache.dpkg(str(c), state, "", ["libpython3.11"]) == apt_cache.NOT_HERE
     assert not calls.exists() and not (Path(state) / apt_cache.INSTALL_LOG).exists()
+    # the operation sends the install to apt on exactly that status
+    assert apt_packages.APT_CACHE_NOT_HERE == apt_cache.NOT_HERE
 
 
 def test_a_record_or_deb_altered_on_the_drive_is_never_given_to_dpkg(tmp_path: Path, monkeypatch, capsys) -> None:
