@@ -2,8 +2,8 @@
 Triton: two servers on the same HTTP and gRPC ports (`--reuse-http-port`, `--reuse-grpc-port`), requests
 in flight on both, the old one stopped with SIGTERM while clients poll over new connections (HTTP) and
 over one kept gRPC channel; once as is, once with the ports' SO_REUSEPORT groups steered to the new
-server first (a classic BPF program, `return K`, attached to each group: the kernel then hands every new
-connection to socket K, the new server's first).
+server first, as the provisioner's handover does (remote/_reuseport.py: a classic BPF program, `return K`,
+attached to each group: the kernel then hands every new connection to socket K, the new server's first).
 
     python -m bench.reuse_port [--runs 1] [--seconds 8]
 
@@ -14,13 +14,10 @@ Runs on this machine as the current user, with the pytriton wheel's Triton from 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import tarfile
@@ -30,8 +27,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-SO_ATTACH_REUSEPORT_CBPF = 51  # <asm-generic/socket.h>; Linux >= 4.5
-BPF_RET_K = 0x06  # BPF_RET | BPF_K: return the constant k
+from remote._reuseport import steer_ports
+
 HTTP, GRPC = 18600, 18601
 BODY = json.dumps({"inputs": [{"name": "X", "datatype": "FP32", "shape": [1], "data": [1.0]}]}).encode()
 MODEL = """import time
@@ -53,39 +50,6 @@ input [ {{ name: "X", data_type: TYPE_FP32, dims: [ 1 ] }} ]
 output [ {{ name: "Y", data_type: TYPE_FP32, dims: [ 1 ] }} ]
 instance_group [ {{ count: 1, kind: KIND_CPU }} ]
 """
-
-
-def steer(family: socket.AddressFamily, address: str, port: int, index: int) -> None:
-    """Every new connection to (address, port) goes to socket `index` of its SO_REUSEPORT group: a socket of
-    ours joins the group (same user, address and port), attaches `return index`, and leaves; the program
-    stays with the group. An index past the group's end falls back to the kernel's hash."""
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind((address, port))
-        sock.listen(1)
-        program = (ctypes.c_uint8 * 8).from_buffer_copy(struct.pack("HBBI", BPF_RET_K, 0, 0, index))
-        sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, struct.pack("@HP", 1, ctypes.addressof(program)))
-    finally:
-        sock.close()
-
-
-def listeners(pid: int, port: int) -> int:
-    """How many listening TCP sockets (v4 and v6) on port the process holds."""
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                inodes.add(fields[9])
-    count = 0
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except FileNotFoundError:  # closed since the listing
-            continue
-        count += target.startswith("socket:[") and target[8:-1] in inodes
-    return count
 
 
 class Server:
@@ -145,8 +109,8 @@ def one_case(root: Path, steered: bool, seconds: float) -> dict[str, object]:
             thread.start()
         time.sleep(0.5)  # the slow requests accepted, on both servers
         if steered:
-            steer(socket.AF_INET, "127.0.0.1", HTTP, listeners(old.process.pid, HTTP))
-            steer(socket.AF_INET6, "::ffff:127.0.0.1", GRPC, listeners(old.process.pid, GRPC))
+            # what the provisioner's handover does (remote/actions/wait_ready.py): past the old one's sockets
+            steer_ports(old.process.pid, [HTTP, GRPC], lambda held: held, os.geteuid())
         channel = grpcclient.InferenceServerClient(f"127.0.0.1:{GRPC}")
         grpc_input = grpcclient.InferInput("X", [1], "FP32")
         grpc_input.set_data_from_numpy(np.ones(1, dtype=np.float32))

@@ -36,6 +36,12 @@ def server_args(settings: Settings, layout: Layout) -> list[str]:
         str(settings.triton_metrics_port),
         "--exit-timeout-secs",
         "10",
+        # A second server (a build upgrade's new one: tasks/server_handover.py) may listen on the same ports
+        # beside this one; the kernel hands a new connection to one of them (steered: remote/_reuseport.py).
+        "--reuse-http-port",
+        "true",
+        "--reuse-grpc-port",
+        "true",
         # Our config.pbtxt files are complete: without this the python backend starts every model's
         # stub once more just to ask it for a config (a second `import torch`: +3 s per start here).
         "--disable-auto-complete-config",
@@ -164,6 +170,12 @@ class ServerPlan:
     log_watch: tuple[str, ...] = ()  # the log watcher's arguments (log_watch_args), for a detached start
     verified_answers: str = ""  # where the proof keeps each model's in-process answers ("" = not kept)
     python_bytecode: str = ""  # the server user's compiled Python (config/layout.py), for the in-process proof too
+    handover_metrics_port: int = 0  # a handover's new server's metrics port while the old has the other; 0: no handover
+
+    def args_with_metrics(self, port: int) -> tuple[str, ...]:
+        """The arguments with the metrics port replaced (a handover's new server: the old one holds the other)."""
+        at = self.args.index("--metrics-port")
+        return (*self.args[: at + 1], str(port), *self.args[at + 2 :])
 
     @property
     def http_port(self) -> int:
@@ -194,6 +206,9 @@ def server_plan(settings: Settings, layout: Layout) -> ServerPlan:
         log_watch=tuple(log_watch_args(settings, layout)),
         verified_answers=layout.verified_answers,
         python_bytecode=layout.python_bytecode,
+        handover_metrics_port=(settings.triton_metrics_handover_port or settings.triton_metrics_port + 1)
+        if settings.triton_upgrade == "handover"
+        else 0,
     )
 
 

@@ -35,9 +35,12 @@ def assemble(
     systemd = facts["systemd"] and (server["unit_enabled"] or server["unit_active"])
     # It should run where systemd is to start it, or where our last start was not undone by stop.
     should_run = bool(server["unit_enabled"] if facts["systemd"] else server["config_hash"])
+    ports = dict(settings.triton_ports)
+    if server.get("metrics_port"):  # after a handover, the other of the two metrics ports (triton_upgrade)
+        ports["metrics"] = server["metrics_port"]
     listening = {
         label: sorted({h["address"] for h in facts["ports"].get(port, []) if h["pid"] == server["pid"]})
-        for label, port in settings.triton_ports
+        for label, port in ports.items()
     }
     states = {m["name"]: m for m in (extra.get("models") or [])}
     specs = {m.name: m for m in settings.models}
@@ -76,7 +79,7 @@ def assemble(
             "should_run": should_run,
             "user": settings.triton_user,
         },
-        "listen": {"address": settings.triton_http_address, "ports": dict(settings.triton_ports), "bound": listening},
+        "listen": {"address": settings.triton_http_address, "ports": ports, "bound": listening},
         "models": models,
         "venv": {
             "path": facts["links"].get(layout.venv, {}).get("target") or layout.venv,

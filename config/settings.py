@@ -78,6 +78,8 @@ class Settings:
     triton_http_port: int
     triton_grpc_port: int
     triton_metrics_port: int
+    triton_upgrade: str
+    triton_metrics_handover_port: int
     triton_model_load_threads: int
     venv_snapshot: bool
     venv_snapshot_compression: str
@@ -319,6 +321,8 @@ def _cross_checks(v: dict[str, Any]) -> list[str]:
     ports = [v["triton_http_port"], v["triton_grpc_port"], v["triton_metrics_port"]]
     if len(set(ports)) != 3:
         out.append(f"triton_http_port, triton_grpc_port and triton_metrics_port must differ, got {ports}")
+    elif (handover := v["triton_metrics_handover_port"] or v["triton_metrics_port"] + 1) in ports:
+        out.append(f"triton_metrics_handover_port {handover} is one of the other ports {ports}: set a free one")
     if not v["torch_index_url"] and not v["pip_find_links"]:
         out.append("torch_index_url and pip_find_links are both empty: pip has nowhere to get torch from")
     endpoint = urlparse(v["hf_endpoint"]) if v["hf_endpoint"] else None

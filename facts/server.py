@@ -19,6 +19,8 @@ class ServerStateData(TypedDict):
     unit_sha256: str | None  # sha256 of tritonserver.service where systemd runs the host and it exists
     unit_enabled: bool  # `systemctl is-enabled`: started again at boot
     unit_active: bool  # the unit is active (running or starting again after a failure)
+    reuse_ports: bool  # started with --reuse-http-port and --reuse-grpc-port: a second server may share them
+    metrics_port: int | None  # the metrics port it was started with (a handover alternates two)
 
 
 UNIT_PATH = "/etc/systemd/system/tritonserver.service"
@@ -51,6 +53,8 @@ class ServerState(FactBase[ServerStateData]):
             unit_sha256=None,
             unit_enabled=False,
             unit_active=False,
+            reuse_ports=False,
+            metrics_port=None,
         )
 
     def process(self, output: list[str]) -> ServerStateData:
@@ -74,8 +78,13 @@ class ServerState(FactBase[ServerStateData]):
                 data["unit_enabled"] = True
             elif line == "UNIT_ACTIVE":
                 data["unit_active"] = True
+            elif line == "REUSE":
+                data["reuse_ports"] = True
+            elif line.startswith("METRICS=") and line[8:].isdigit():
+                data["metrics_port"] = int(line[8:])
         if data["pid"] is None:
-            data["ready"] = False
+            data["ready"] = data["reuse_ports"] = False
+            data["metrics_port"] = None
         return data
 
 

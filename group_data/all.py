@@ -140,6 +140,16 @@ triton_http_address = "127.0.0.1"
 triton_http_port = 8000
 triton_grpc_port = 8001
 triton_metrics_port = 8002
+# What a change that needs a new server process does (a new Triton build, Python or server arguments):
+# "handover": the new server starts beside the running one on the same HTTP and gRPC ports, is proven on
+# its own (new connections are steered to it only then), and the old one then finishes what it holds
+# and stops: no request fails. Needs systemd off (a unit's server is restarted), a running server that
+# was started with the shared ports (every start since this setting; the first change restarts), and
+# memory for two servers' models (else it restarts, saying why). During and after a handover the
+# metrics are on the other of triton_metrics_port and triton_metrics_handover_port (0: the metrics port
+# + 1): Triton cannot share that port; `deploy/status.py` says which. "restart": stop, then start.
+triton_upgrade = "handover"
+triton_metrics_handover_port = 0
 # Models are loaded through Triton's repository API (--model-control-mode=explicit): a model added,
 # changed or removed, or a new venv, is loaded or unloaded while the server and the other models go on
 # answering; the API asks for a key only root and the server's user can read (/etc/triton-provisioner/

@@ -18,7 +18,7 @@ from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
 from run import run_summary
-from tasks import model_control, models, network, server_process, server_user, switch
+from tasks import model_control, models, network, server_handover, server_process, server_user, switch
 from tasks.triton_install import installed_dir
 
 
@@ -65,7 +65,12 @@ def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_
         if change:
             return f"keeps running (pid {state['pid']}); models: {change.words()}"
         return f"keeps running (pid {state['pid']})"
-    return "will start" if why == "not running" else f"will restart (pid {state['pid']}): {why}"
+    if why == "not running":
+        return "will start"
+    refused = server_handover.refusal(server, state, host.get_fact(InitSystem)["systemd"])
+    if not refused:
+        return f"will hand over to a new server beside it (pid {state['pid']}): {why}; no request fails"
+    return f"will restart (pid {state['pid']}): {why}" + ("" if refused == "-" else f"; not handed over: {refused}")
 
 
 def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int]) -> tuple[tuple[str, str], ...]:

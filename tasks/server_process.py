@@ -16,7 +16,8 @@ from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState, ServerStateData
 from facts.system import InitSystem
 from run import host_log
-from tasks import model_control, switch
+from tasks import model_control, server_handover, switch
+from tasks.command_chain import all_of, with_rollback
 from tasks.models import ModelCheck
 
 READY_TIMEOUT_S = 180
@@ -108,24 +109,6 @@ def _control(plan: ServerPlan, proof_file: str, items: list[str]) -> StringComma
 
     touch = remote.python("python3", "model_control.py", "--touch", plan.models_dir, *items)  # root's files
     return StringCommand(touch, "&&", _as_server_user(plan.user, proof_file, "control", control))
-
-
-def _all(*commands) -> list:
-    """`{ A && B && ...; }` as bits of one StringCommand."""
-    bits: list = ["{"]
-    for i, c in enumerate(commands):
-        bits += [*(["&&"] if i else []), c]
-    return [*bits, ";", "}"]
-
-
-def _with_rollback(new: list, back: list, told: str, failed: str, rolling: str) -> StringCommand:
-    """`{ NEW; } || { say rolling, BACK, then fail saying told (or failed, when the rollback failed too) }`."""
-    return StringCommand(
-        *_all(*new), "||", "{",
-        "echo", QuoteString(f"--- rolling back: {rolling}"), ">&2", ";",
-        *_all(*back), "&&", "{", "echo", QuoteString(told), ">&2", ";", "}",
-        "||", "echo", QuoteString(failed), ">&2", ";", "exit", "1", ";", "}",
-    )  # fmt: skip
 
 
 @operation()
@@ -220,14 +203,14 @@ def _reloaded(change: _Change) -> Iterator:
     ]
     old = switch.previous(change.links)
     if old is None:
-        yield StringCommand(*_all(*new))
+        yield StringCommand(*all_of(*new))
     else:
         back = [
             switch.command(old),
             control(models_change.back()),
             _ready(plan, change.python, ["smoke"], systemd, False),
         ]
-        yield _with_rollback(
+        yield with_rollback(
             new,
             back,
             "The change failed (above); rolled back to what served before: the links point back and the models "
@@ -246,17 +229,28 @@ def _restarted(change: _Change, wanted_hash: str) -> Iterator:
     held = _port_holders(plan, {pid for pid in [state["pid"], *state["stale"]] if pid})
     if held:
         raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
+    recorded = model_control.recorded(plan.run_dir, change.loaded)
+    why_not = server_handover.refusal(plan, state, systemd)
+    if not why_not:  # the new server beside the old one: no request fails
+        yield server_handover.handed_over(
+            plan, state, change.links, wanted_hash, change.python, change.models, change.proven, recorded
+        )
+        yield host_log.shown(proof_file)
+        return
     stale = " ".join(str(pid) for pid in state["stale"])
+    said = f"server: restarted: {why_not}"
+    said_it = [] if why_not == "-" else [StringCommand("echo", QuoteString(said), ">>", QuoteString(proof_file))]
     new = [
         switch.command(change.links),
         _started(plan, systemd, wanted_hash, stale),
+        *said_it,
         _ready(plan, change.python, change.models, systemd),
         *change.proven,
-        model_control.recorded(plan.run_dir, change.loaded),
+        recorded,
     ]
     old = switch.previous(change.links) if state["pid"] and state["ready"] and state["config_hash"] else None
     if old is None or old == change.links:
-        yield StringCommand(*_all(*new))
+        yield StringCommand(*all_of(*new))
     else:
         # What served before comes back when the new server fails: the old links, the old hash (so
         # the next run tries the change again), the same start and proof of readiness.
@@ -267,7 +261,7 @@ def _restarted(change: _Change, wanted_hash: str) -> Iterator:
             model_control.recorded(plan.run_dir, state["models"]),
             StringCommand("cat", QuoteString(proof_file), ">&2"),
         ]
-        yield _with_rollback(
+        yield with_rollback(
             new,
             back,
             "The new server failed (above); rolled back to what served before: the Triton install, venv "

@@ -3,11 +3,16 @@
     python3 wait_ready.py HTTP_HOST HTTP_PORT PID_FILE LOG_FILE TIMEOUT_S [MODEL ...]
 
 On failure prints the server log lines that explain it, and exits 1. Runs on the host (3.8+).
+With TRITON_HANDOVER="OLD_PID USER GRPC_PORT" (a build upgrade: PID_FILE's server started beside the old
+one on the same ports), it first waits until the new server listens on the HTTP and gRPC ports, then
+steers both to it (remote/_reuseport.py): what follows, readiness and proof, reaches the new server alone.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import pwd
 import re
 import subprocess
 import sys
@@ -17,6 +22,7 @@ import urllib.request
 
 from _causes import cause_of, is_error
 from _common import printable, proof
+from _reuseport import listening, steer_ports
 
 # Lines after which this start cannot become ready: a model Triton gave up loading (it does not
 # retry), or a stub or server that cannot load a library. Seen, the wait stops at once.
@@ -109,11 +115,30 @@ def smoke(base: str) -> None:
     proof(f"ready: smoke inference answered {out}")
 
 
+def handed_over(pid: int, port: int, log: str, deadline: float) -> bool:
+    """TRITON_HANDOVER's new server (pid) listens on both ports, and they are steered to it; False (said)
+    where it exits or cannot become ready first."""
+    old, user, grpc = os.environ["TRITON_HANDOVER"].split()
+    ports = [port, int(grpc)]
+    while time.monotonic() < deadline:
+        if not alive(pid) or fatal(log):
+            return True  # the wait below says why
+        if all(listening(pid, p) for p in ports):
+            steer_ports(int(old), ports, lambda held: held, pwd.getpwnam(user).pw_uid)  # past the old's sockets
+            proof(f"handover: new connections to ports {port} and {grpc} go to Triton pid {pid}, not {old}")
+            return True
+        time.sleep(0.25)
+    return False
+
+
 def main(address: str, port: str, pid_file: str, log: str, timeout: str, *models: str) -> int:
     base = f"http://{address}:{port}"  # the address a client on this host connects to
     deadline = time.monotonic() + float(timeout)
     with open(pid_file) as f:
         pid = int(f.read().strip())
+    if os.environ.get("TRITON_HANDOVER") and not handed_over(pid, int(port), log, deadline):
+        print(f"Triton (pid {pid}) did not open its ports in {timeout}s. Server log:\n{explain(log)}", file=sys.stderr)
+        return 1
     while time.monotonic() < deadline:
         if not alive(pid):
             print(f"Triton (pid {pid}) exited while starting. Server log:\n{explain(log)}", file=sys.stderr)

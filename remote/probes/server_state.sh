@@ -12,14 +12,25 @@ if [ -d /run/systemd/system ] && [ -f "$unit" ]; then
   systemctl is-active --quiet tritonserver.service && echo UNIT_ACTIVE
   upid=$(systemctl show -p MainPID --value tritonserver.service 2>/dev/null)
 fi
+serving=""
 if is_tritonserver "$upid"; then
+  serving=$upid
   echo "PID=$upid"
   is_tritonserver "$pid" && [ "$pid" != "$upid" ] && echo "STALE=$pid"
 elif is_tritonserver "$pid"; then
+  serving=$pid
   echo "PID=$pid"
 else
   upid=""
   pid=""
+fi
+# how the running server was started: on ports it can share with a second server, its metrics port
+if [ -n "$serving" ]; then
+  c=" $(tr "\0" " " < "/proc/$serving/cmdline" 2>/dev/null) "
+  # (one pattern each: as one, the two would have to match the space between them twice)
+  case "$c" in *" --reuse-http-port true "*) case "$c" in *" --reuse-grpc-port true "*) echo REUSE ;; esac ;; esac
+  m=$(printf '%s\n' "$c" | sed -n 's/.* --metrics-port \([0-9][0-9]*\) .*/\1/p')
+  [ -z "$m" ] || echo "METRICS=$m"
 fi
 [ -f "$r/config.hash" ] && echo "HASH=$(cat "$r/config.hash")"
 [ -f "$r/models.loaded" ] && echo LOADED && sed 's/^/LOADED=/' "$r/models.loaded"

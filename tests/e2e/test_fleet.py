@@ -1,9 +1,9 @@
 """A fleet rolled out in batches (run/rolling.py) on real test hosts: four hosts serving one build, a new
-build rolled out two at a time while a client polls every host, one host of the second batch made to fail
-(its build cannot start): the first batch serves the new build, the failed host rolled back to the old one,
-and at no moment were more hosts unavailable than one batch holds. The fleet's downloads go through the
-controller (downloads_via_controller = "auto", four SSH hosts): each build crossed from the mirror once,
-however many hosts took it."""
+build rolled out two at a time by restarts (triton_upgrade = "restart") while a client polls every host,
+one host of the second batch made to fail (its build cannot start): the first batch serves the new build,
+the failed host rolled back to the old one, and at no moment were more hosts unavailable than one batch
+holds. The fleet's downloads go through the controller (downloads_via_controller = "auto", four SSH
+hosts): each build crossed from the mirror once, however many hosts took it."""
 
 from __future__ import annotations
 
@@ -81,7 +81,11 @@ def test_a_new_build_rolls_out_two_hosts_at_a_time_and_a_failed_host_rolls_back(
                 mirror, artifacts.triton_tarball_variant("no-libtritonserver", drop="lib/libtritonserver"), "bad"
             )
         )
-        inv = inventory(tmp_path / "rollout.py", {h.name: bad if i == 2 else good for i, h in enumerate(hosts)})
+        # restarts (triton_upgrade = "restart", as under systemd): a handover drops nothing, batches or not
+        restart = {"triton_upgrade": "restart"}
+        inv = inventory(
+            tmp_path / "rollout.py", {h.name: {**(bad if i == 2 else good), **restart} for i, h in enumerate(hosts)}
+        )
         since = len(mirror.requests())
         pollers = {h.name: Poller(ports[h.name]["triton_http_port"]) for h in hosts}
         for poller in pollers.values():

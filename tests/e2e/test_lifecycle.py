@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import socket
 import threading
 import time
 import urllib.error
@@ -204,33 +205,61 @@ def links(host: TestHost) -> dict[str, str]:
     return dict(zip(names, out, strict=True))
 
 
-def test_a_triton_build_that_cannot_start_is_rolled_back(serving: dict, mirror) -> None:
+def server_pid(host: TestHost) -> str:
+    return host.ssh("cat /opt/triton/run/tritonserver.pid").stdout.strip()
+
+
+def test_a_triton_build_that_cannot_start_is_stopped_and_the_old_server_never_stops(serving: dict, mirror) -> None:
+    """A build upgrade is a handover (tasks/server_handover.py): the new server starts beside the old one on
+    the same ports; this one cannot start, so it is stopped, and the old one served every request."""
     host = serving["host"]
-    before = links(host)
+    before, pid = links(host), server_pid(host)
     bad = artifacts.triton_tarball_variant("no-libtritonserver", drop="lib/libtritonserver")
     rc, out, took, outage = provision_polled(serving, *tarball_args(mirror, bad, "bad"))
     assert rc != 0, out[-4000:]
-    assert "rolling back: starting what served before" in out
+    assert "rolling back: the new server stopped, the old one serves on" in out, out[-5000:]
     assert "libtritonserver" in out and "cause: a shared library is missing" in out, out[-4000:]
-    assert "rolled back to what served before" in out, out[-5000:]
+    assert "the old one never stopped serving" in out, out[-5000:]
     assert links(host) == before
+    assert server_pid(host) == pid  # never restarted
+    assert host.ssh("test -e /opt/triton/run/tritonserver.pid.new", check=False).returncode != 0
     assert_serves(host)
-    assert outage > 0
-    print(f"\nfailed Triton upgrade: run {took:.1f} s, requests failed for {outage:.2f} s until the old build answered")
+    print(f"\nfailed Triton upgrade: run {took:.1f} s, requests failed for {outage:.2f} s")
+    assert outage == 0.0
 
 
-def test_a_good_build_is_switched_to_and_the_old_one_kept(serving: dict, mirror) -> None:
+def test_a_good_build_takes_over_from_the_old_server_without_a_failed_request(serving: dict, mirror) -> None:
+    """The new build's server starts beside the old one, is proven on its own, and the old one then stops:
+    no request fails, the metrics move to the other metrics port, the old build is kept."""
     host = serving["host"]
-    before = links(host)
+    before, pid = links(host), server_pid(host)
+    ports = triton_ports(host_index(host.name))
     good = artifacts.triton_tarball_variant("repacked", note="the same build, repacked")
-    rc, out, took, outage = provision_polled(serving, *tarball_args(mirror, good, "good"))
+    # a client's kept connection to the old server: its graceful stop waits for it (up to its exit timeout)
+    # with its ports still open, and a new connection the kernel gave it then would be reset
+    kept = socket.create_connection(("127.0.0.1", ports["triton_http_port"]), timeout=30)
+    kept.sendall(b"GET /v2/health/ready HTTP/1.1\r\nHost: triton\r\n\r\n")
+    assert kept.recv(4096).startswith(b"HTTP/1.1 200")
+    try:
+        rc, out, took, outage = provision_polled(serving, *tarball_args(mirror, good, "good"))
+    finally:
+        kept.close()
     assert rc == 0, out[-4000:]
+    handover = ports["triton_metrics_port"] + 1  # triton_metrics_handover_port's default
+    assert f"the new one starts beside Triton pid {pid} (metrics on port {handover}); no restart" in out, out[-4000:]
+    assert "handover: new connections to ports" in out, out[-4000:]
     after = links(host)
     assert after["current"] != before["current"] and after["venv"] == before["venv"]
+    assert server_pid(host) != pid and host.ssh(f"test -d /proc/{pid}", check=False).returncode != 0
     assert host.ssh(f"test -x {before['current']}/bin/tritonserver", check=False).returncode == 0  # kept
     assert host.ssh("cat /opt/triton/current/NOTES").stdout.strip() == "the same build, repacked"
+    metrics = host.ssh(
+        f"python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.1:{handover}/metrics').status)\""
+    )
+    assert metrics.stdout.strip() == "200"
     assert_serves(host)
     print(f"\ngood Triton upgrade: run {took:.1f} s, requests failed for {outage:.2f} s")
+    assert outage == 0.0
 
 
 def test_a_pin_that_breaks_the_models_imports_is_rolled_back_to_the_old_venv(serving: dict, mirror) -> None:

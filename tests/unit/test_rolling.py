@@ -16,6 +16,8 @@ PLANS = """--> Preparing operation files...
   server   keeps running (pid 77); models: clf reloaded
 == plan for web3 (nothing is changed before this)
   server   will start
+== plan for web4 (nothing is changed before this)
+  server   will hand over to a new server beside it (pid 91): what it runs changed; no request fails
 """
 SUMMARY = """--> Summary:
     [web1] OK

@@ -57,6 +57,15 @@ def test_a_serving_host() -> None:
     assert "  model clf_hub  READY; hub:tiny/clf@main -> 0123" in text
 
 
+def test_after_a_handover_the_metrics_port_shown_is_the_one_the_server_holds() -> None:
+    s = load({"models": MODELS, "triton_http_port": 18100, "triton_metrics_port": 18102})
+    found = facts({"pid": 810, "ready": True, "config_hash": "ab", "metrics_port": 18103}, False, SERVING)
+    found["ports"][18103] = [{"pid": 810, "process": "tritonserver", "address": "127.0.0.1"}]
+    st = status.assemble(s, Layout(s), found, {}, None)
+    assert st["listen"]["ports"]["metrics"] == 18103 and st["listen"]["bound"]["metrics"] == ["127.0.0.1"]
+    assert "metrics 18103 (bound 127.0.0.1)" in status_report.table("tb1", st)
+
+
 def test_a_systemd_host_whose_enabled_unit_is_down_fails_with_the_log() -> None:
     s = load({})
     down = {"pid": None, "unit_enabled": True, "config_hash": None}

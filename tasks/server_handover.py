@@ -1,0 +1,122 @@
+"""A build upgrade without a failed request (triton_upgrade = "handover"): the new server started beside the
+running one on the same HTTP and gRPC ports, new connections steered to it only once it listens, proven
+on its own, and only then the old one stopped gracefully; a new server that fails is stopped and the old
+one, which never stopped, serves on. Measured: bench/reuse_port.py, BENCHMARKS.md section 4."""
+
+from __future__ import annotations
+
+from pyinfra import host
+from pyinfra.api import QuoteString, StringCommand
+
+import remote
+from compat.server_unit import LOG_WATCH, ServerPlan
+from facts.memory import ModelMemory
+from facts.ports import ListeningPorts
+from facts.server import ServerStateData
+from tasks import switch
+from tasks.command_chain import all_of, with_rollback
+from tasks.model_control import tight
+
+READY_TIMEOUT_S = 180
+
+
+def refusal(plan: ServerPlan, state: ServerStateData, systemd: bool) -> str:
+    """Why this restart cannot be a handover, in words ("" where it can; "-" where there is nothing to hand
+    over from or the settings ask for a restart: nothing to say)."""
+    if not plan.handover_metrics_port or not (state["pid"] and state["ready"] and state["config_hash"]):
+        return "-"
+    if systemd:
+        return "systemd runs the server: its unit is restarted"
+    if not state["reuse_ports"]:
+        return "the running server was started without shared ports (by an earlier version): restarted this once"
+    if state["stale"]:
+        return f"other servers of ours run ({', '.join(map(str, state['stale']))}): stopped, then a restart"
+    port = new_metrics_port(plan, state)
+    held = [h for h in host.get_fact(ListeningPorts).get(port, []) if h["pid"] != state["pid"]]
+    if held:
+        return f"the new server's metrics port {port} is held by {held[0]['process']} (pid {held[0]['pid']})"
+    memory = host.get_fact(ModelMemory, plan.models_dir)
+    short = tight(memory, sorted(memory["rss_kb"]))
+    if short:
+        return "a second server's models do not fit beside the running one's: " + "; ".join(short.values())
+    return ""
+
+
+def new_metrics_port(plan: ServerPlan, state: ServerStateData) -> int:
+    """The metrics port the old server does not hold: the two alternate, one handover after the other."""
+    configured = dict(plan.ports)["metrics"]
+    return plan.handover_metrics_port if state["metrics_port"] == configured else configured
+
+
+def _handover(plan: ServerPlan, mode: str, config_hash: str, args: tuple[str, ...] = ()) -> StringCommand:
+    watch = [LOG_WATCH, *plan.log_watch] if plan.log_watch else ["", "", "", "", "", ""]
+    return remote.shell("server_handover.sh", mode, plan.run_dir, plan.starter, config_hash, plan.user, *watch, *args)
+
+
+def _steered_to_running(plan: ServerPlan, python: str) -> StringCommand:
+    """New connections to the running server alone (remote/actions/reuseport_steer.py)."""
+    pid_file = f"{plan.run_dir}/tritonserver.pid"
+    return remote.python(python, "reuseport_steer.py", plan.user, pid_file, str(plan.http_port), str(plan.grpc_port))
+
+
+def _new_ready(plan: ServerPlan, python: str, old_pid: int, models: list[str]) -> StringCommand:
+    """wait_ready.py for the new server: once it listens, the ports steered to it, then ready, smoke proven."""
+    args = [f"{plan.run_dir}/tritonserver.pid.new", f"{plan.run_dir}/tritonserver.log", str(READY_TIMEOUT_S)]
+    env = {
+        "TRITON_PROOF_FILE": f"{plan.run_dir}/proof.txt",
+        "TRITON_HANDOVER": f"{old_pid} {plan.user} {plan.grpc_port}",
+    }
+    return remote.python(python, "wait_ready.py", plan.http_host, str(plan.http_port), *args, *models, env=env)
+
+
+def handed_over(
+    plan: ServerPlan,
+    state: ServerStateData,
+    links: tuple[tuple[str, str], ...],
+    wanted_hash: str,
+    python: str,
+    models: list[str],
+    proven: list[StringCommand],
+    recorded: StringCommand,
+) -> StringCommand:
+    """The handover's one command: the new server beside the old, steered to, proven, the old one stopped;
+    or, where the new one fails, stopped, the links back, the old one (never stopped) proven again."""
+    port = new_metrics_port(plan, state)
+    say = f"server: the new one starts beside Triton pid {state['pid']} (metrics on port {port}); no restart"
+    new = [
+        StringCommand("echo", QuoteString(say), ">", QuoteString(f"{plan.run_dir}/proof.txt")),
+        _steered_to_running(plan, python),
+        switch.command(links),
+        _handover(plan, "start", wanted_hash, plan.args_with_metrics(port)),
+        _new_ready(plan, python, state["pid"] or 0, models),
+        *proven,
+        _handover(plan, "finish", wanted_hash),
+        recorded,
+    ]
+    old = switch.previous(links) or links
+    back = [
+        _steered_to_running(plan, python),
+        _handover(plan, "abandon", state["config_hash"] or ""),
+        switch.command(old),
+        remote.python(
+            python,
+            "wait_ready.py",
+            plan.http_host,
+            str(plan.http_port),
+            f"{plan.run_dir}/tritonserver.pid",
+            "",
+            str(READY_TIMEOUT_S),
+            "smoke",
+            env={"TRITON_PROOF_FILE": f"{plan.run_dir}/proof.txt"},
+        ),
+    ]
+    if not proven and not models:
+        return StringCommand(*all_of(*new))
+    return with_rollback(
+        new,
+        back,
+        "The new server failed (above) and was stopped; the old one never stopped serving, with the Triton "
+        "install, venv and model repository it ran. Fix the cause named above, then run again.",
+        "The new server failed (above), and so did steering back to the old one (above).",
+        "the new server stopped, the old one serves on",
+    )
