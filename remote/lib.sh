@@ -71,6 +71,31 @@ stop_watcher() {
   done
 }
 
+# start_detached RUN USER COMMAND...: the server's launcher run detached (a session of its own) as USER,
+# its privileges dropped for good (no new privileges, no capabilities), its output appended to
+# RUN/tritonserver.log; its pid in $started.
+start_detached() {
+  sd_run="$1"
+  sd_user="$2"
+  shift 2
+  if [ "$sd_user" = root ]; then
+    setsid "$@" >> "$sd_run/tritonserver.log" 2>&1 < /dev/null &
+  else
+    setsid setpriv --reuid="$sd_user" --regid="$sd_user" --init-groups --no-new-privs --inh-caps=-all \
+      "$@" >> "$sd_run/tritonserver.log" 2>&1 < /dev/null &
+  fi
+  # shellcheck disable=SC2034 # read by the script that sources this file
+  started=$!
+}
+
+# start_watcher RUN PID WATCH ROTATE LOG CAP KEEP EVERY: the log watcher beside server PID, as root (it
+# ends when the server does), its pid in RUN/log-watch.pid; none where WATCH is "".
+start_watcher() {
+  [ -n "$3" ] || return 0
+  setsid sh -c "$3" "$2" "$4" "$5" "$6" "$7" "$8" < /dev/null > /dev/null 2>&1 &
+  echo "$!" > "$1/log-watch.pid"
+}
+
 # ldconfig_p: the loader cache listing (ldconfig lives in /sbin, which a user's PATH may lack).
 ldconfig_p() {
   /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null || true

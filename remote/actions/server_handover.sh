@@ -26,14 +26,9 @@ case "$mode" in
 start)
   if is_tritonserver "$new"; then stop_pid "$new" && stop_group "$new"; fi  # a handover cut short before
   echo "--- start (beside Triton pid $(cat "$run/tritonserver.pid"), on the same ports) $(date -u +%FT%TZ)" >> "$run/tritonserver.log"
-  if [ "$user" = root ]; then
-    setsid "$launcher" "$@" >> "$run/tritonserver.log" 2>&1 < /dev/null &
-  else
-    setsid setpriv --reuid="$user" --regid="$user" --init-groups --no-new-privs --inh-caps=-all \
-      "$launcher" "$@" >> "$run/tritonserver.log" 2>&1 < /dev/null &
-  fi
-  echo "$!" > "$run/tritonserver.pid.new"
-  echo "started Triton pid $! beside Triton pid $(cat "$run/tritonserver.pid")" >&2
+  start_detached "$run" "$user" "$launcher" "$@"
+  echo "$started" > "$run/tritonserver.pid.new"
+  echo "started Triton pid $started beside Triton pid $(cat "$run/tritonserver.pid")" >&2
   ;;
 finish)
   is_tritonserver "$new" || { echo "the new Triton (pid ${new:-none}) is gone" >&2; exit 1; }
@@ -42,10 +37,7 @@ finish)
   stop_watcher "$run"
   mv "$run/tritonserver.pid.new" "$run/tritonserver.pid"
   echo "$hash" > "$run/config.hash"
-  if [ -n "$watch" ]; then
-    setsid sh -c "$watch" "$new" "$rotate" "$log" "$cap" "$keep" "$every" < /dev/null > /dev/null 2>&1 &
-    echo "$!" > "$run/log-watch.pid"
-  fi
+  start_watcher "$run" "$new" "$watch" "$rotate" "$log" "$cap" "$keep" "$every"
   echo "Triton pid $new serves; pid $old stopped after finishing what it held" >&2
   ;;
 abandon)

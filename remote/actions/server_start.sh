@@ -22,17 +22,9 @@ for p in $(cat "$run/tritonserver.pid" 2>/dev/null) $stale; do stop_pid "$p" && 
 stop_watcher "$run"
 rm -f "$run/tritonserver.pid" "$run/config.hash" "$run/models.loaded" "$run/proof.txt"
 echo "--- start $(date -u +%FT%TZ)" >> "$run/tritonserver.log"
-if [ "$user" = root ]; then
-  setsid "$launcher" "$@" >> "$run/tritonserver.log" 2>&1 < /dev/null &
-else
-  setsid setpriv --reuid="$user" --regid="$user" --init-groups --no-new-privs --inh-caps=-all \
-    "$launcher" "$@" >> "$run/tritonserver.log" 2>&1 < /dev/null &
-fi
-pid=$!
+start_detached "$run" "$user" "$launcher" "$@"
+pid=$started
 echo "$pid" > "$run/tritonserver.pid"
 echo "$hash" > "$run/config.hash"
-if [ -n "$watch" ]; then
-  setsid sh -c "$watch" "$pid" "$rotate" "$log" "$cap" "$keep" "$every" < /dev/null > /dev/null 2>&1 &
-  echo "$!" > "$run/log-watch.pid"
-fi
+start_watcher "$run" "$pid" "$watch" "$rotate" "$log" "$cap" "$keep" "$every"
 echo "started Triton pid $pid" >&2
