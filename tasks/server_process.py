@@ -239,7 +239,12 @@ def _restarted(change: _Change, wanted_hash: str) -> Iterator:
         return
     stale = " ".join(str(pid) for pid in state["stale"])
     said = f"server: restarted: {why_not}"
-    said_it = [] if why_not == "-" else [StringCommand("echo", QuoteString(said), ">>", QuoteString(proof_file))]
+    # kept with the proof (shown after a start) and said at once (shown where the start fails)
+    said_it = (
+        []
+        if why_not == "-"
+        else [StringCommand("echo", QuoteString(said), "|", "tee", "-a", QuoteString(proof_file), ">&2")]
+    )
     new = [
         switch.command(change.links),
         _started(plan, systemd, wanted_hash, stale),
