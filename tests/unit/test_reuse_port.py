@@ -113,3 +113,15 @@ def test_root_steers_a_group_of_another_users_sockets_as_that_user() -> None:
     finally:
         for sock in group:
             sock.close()
+
+
+def test_once_the_steered_to_socket_leaves_the_group_every_connection_goes_to_the_rest() -> None:
+    """A handover's new server that fails is stopped even where steering back failed: its sockets leave the
+    group, the program's index is then past its end, and the old server gets every connection."""
+    group, port = _group(2)
+    try:
+        steer(socket.AF_INET, "127.0.0.1", port, 1, os.geteuid())
+        group[1].close()
+        assert _accepted(group[:1], port, 20) == [20]
+    finally:
+        group[0].close()
