@@ -45,15 +45,25 @@ def batches(hosts: Sequence[str], batch: str) -> list[list[str]]:
     return [list(hosts[i : i + size]) for i in range(0, len(hosts), max(size, 1))]
 
 
-def restarting(plan_output: str) -> dict[str, str]:
-    """From the plans a --dry run prints: each host whose server starts or restarts -> why."""
+def _planned(plan_output: str, *what: str) -> dict[str, str]:
+    """From the plans a --dry run prints: each host whose server line starts with one of `what` -> that line."""
     found, host = {}, None
     for line in plan_output.splitlines():
         if m := _PLAN.match(line.strip("\r")):
             host = m["host"]
-        elif host and (m := _SERVER.match(line)) and m["what"].startswith(("will start", "will restart")):
+        elif host and (m := _SERVER.match(line)) and m["what"].startswith(what):
             found[host] = m["what"]
     return found
+
+
+def restarting(plan_output: str) -> dict[str, str]:
+    """Each host whose server starts or restarts -> why."""
+    return _planned(plan_output, "will start", "will restart")
+
+
+def handing_over(plan_output: str) -> dict[str, str]:
+    """Each host whose server hands over to a new one beside it (no request fails, no batch needed) -> why."""
+    return _planned(plan_output, "will hand over")
 
 
 def outcomes(run_output: str) -> dict[str, str]:
@@ -163,13 +173,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     load({**hosts[0][1], "rolling_batch": batch, "rolling_max_failures": max_failures})  # checked as settings are
     names = [name for name, _ in hosts]
     _, plan = _pyinfra(args.inventory, args.deploy, [*extra, "--dry"])
-    restarts = restarting(plan)
+    restarts, over = restarting(plan), handing_over(plan)
     if not restarts:
-        batch = ""  # loaded into the running servers: no request is dropped, no batches needed
+        batch = ""  # loaded into the running servers or handed over: no request is dropped, no batches needed
     print(
         f"== rollout of {len(names)} host(s): "
         + (f"batches of {len(batches(names, batch)[0])}" if batch else "all at once")
-        + f"; restarting: {', '.join(sorted(restarts)) or 'none'}; at most {max_failures} failed",
+        + f"; restarting: {', '.join(sorted(restarts)) or 'none'}; at most {max_failures} failed"
+        + (f"; handing over (no request fails): {', '.join(sorted(over))}" if over else ""),
         flush=True,
     )
 

@@ -42,6 +42,9 @@ def test_batches_keep_the_inventory_order(batch: str, cut: list[list[str]]) -> N
 
 def test_the_plan_says_which_hosts_start_or_restart_and_the_summary_each_outcome() -> None:
     assert rolling.restarting(PLANS) == {"web1": "will restart (pid 4242): what it runs changed", "web3": "will start"}
+    assert rolling.handing_over(PLANS) == {
+        "web4": "will hand over to a new server beside it (pid 91): what it runs changed; no request fails"
+    }
     assert rolling.outcomes(SUMMARY) == {
         "web1": "OK",
         "web2": "FAILED at 'Triton server running, ready and proven' (its output is above)",
