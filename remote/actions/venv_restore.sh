@@ -35,7 +35,9 @@ unsafe=$({ stream | tar --no-same-owner --no-same-permissions -xvvf - -C "$tree"
 if [ "$unsafe" != 0 ]; then
   refuse "holds a device, fifo or set-id file, which no venv has"
 fi
-if [ "$(cat "$v.new/rc")" != 0 ] || [ ! -x "$tree/bin/python" ]; then
+# bin/python is there: a file, or a link to the venv's base Python, which need not exist yet (a standalone
+# CPython a reset host installs again while this runs in the background: its link dangles until then)
+if [ "$(cat "$v.new/rc")" != 0 ] || { [ ! -L "$tree/bin/python" ] && [ ! -x "$tree/bin/python" ]; }; then
   refuse "could not be unpacked"
 fi
 # links: relative and without '..' (lib64 -> lib), or the interpreter's (bin/python*) into $4

@@ -70,6 +70,29 @@ def test_a_snapshot_unpacks_to_the_same_venv(tmp_path: Path, codec: str) -> None
     assert not (tmp_path / "restored.snapshot").exists()  # the local copy is gone
 
 
+def test_a_venv_whose_base_python_is_not_installed_yet_is_restored(tmp_path: Path) -> None:
+    """After a reset the snapshot unpacks in the background while the standalone CPython its venv links is
+    installed again: bin/python dangles until then, and the venv is restored all the same (seen in CI: the
+    snapshot was refused and removed as "could not be unpacked", and an offline run failed)."""
+    base = tmp_path / "uv" / "cpython-3.11-linux-x86_64-gnu" / "bin"
+    base.mkdir(parents=True)
+    shutil.copy("/bin/true", base / "python3.11")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(base / "python3.11")
+    (venv / "lib").mkdir()
+    (venv / "lib" / "site.txt").write_text("packages")
+    folder = tmp_path / "snapshots"
+    folder.mkdir()
+    digest = _snapshot(venv, folder / "key.tar.gz")
+    shutil.rmtree(tmp_path / "uv")  # the reset: the base Python is gone
+    target = tmp_path / "restored"
+    res = _sh("venv_restore.sh", str(target), str(folder / "key.tar.gz"), digest, str(base))
+    assert res.returncode == 0, res.stderr
+    assert (target / "bin" / "python").readlink() == base / "python3.11" and (folder / "key.tar.gz").exists()
+    assert (target / "lib" / "site.txt").read_text() == "packages"
+
+
 def test_an_altered_snapshot_is_refused_before_it_is_unpacked(tmp_path: Path) -> None:
     venv, folder = _venv(tmp_path), tmp_path / "snapshots"
     snap = folder / "key.tar.gz"
