@@ -128,6 +128,8 @@ def log_watch_args(settings: Settings, layout: Layout) -> list[str]:
     ]
 
 
+# How long a start (or a handover's new server) may take to become ready before it counts as failed.
+READY_TIMEOUT_S = 180
 JOURNAL = "journal:tritonserver.service"  # where a systemd host's server log is (wait_ready, status)
 
 
@@ -171,6 +173,11 @@ class ServerPlan:
     verified_answers: str = ""  # where the proof keeps each model's in-process answers ("" = not kept)
     python_bytecode: str = ""  # the server user's compiled Python (config/layout.py), for the in-process proof too
     handover_metrics_port: int = 0  # a handover's new server's metrics port while the old has the other; 0: no handover
+
+    @property
+    def watch_args(self) -> list[str]:
+        """A detached start's log-watcher words for server_start.sh / server_handover.sh ("" x 6: none)."""
+        return [LOG_WATCH, *self.log_watch] if self.log_watch else ["", "", "", "", "", ""]
 
     def args_with_metrics(self, port: int) -> tuple[str, ...]:
         """The arguments with the metrics port replaced (a handover's new server: the old one holds the other)."""

@@ -9,15 +9,13 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand
 
 import remote
-from compat.server_unit import LOG_WATCH, ServerPlan
+from compat.server_unit import READY_TIMEOUT_S, ServerPlan
 from facts.memory import ModelMemory
 from facts.ports import ListeningPorts
 from facts.server import ServerStateData
 from tasks import switch
 from tasks.command_chain import all_of, with_rollback
 from tasks.model_control import tight
-
-READY_TIMEOUT_S = 180
 
 
 def refusal(plan: ServerPlan, state: ServerStateData, systemd: bool) -> str:
@@ -49,8 +47,9 @@ def new_metrics_port(plan: ServerPlan, state: ServerStateData) -> int:
 
 
 def _handover(plan: ServerPlan, mode: str, config_hash: str, args: tuple[str, ...] = ()) -> StringCommand:
-    watch = [LOG_WATCH, *plan.log_watch] if plan.log_watch else ["", "", "", "", "", ""]
-    return remote.shell("server_handover.sh", mode, plan.run_dir, plan.starter, config_hash, plan.user, *watch, *args)
+    return remote.shell(
+        "server_handover.sh", mode, plan.run_dir, plan.starter, config_hash, plan.user, *plan.watch_args, *args
+    )
 
 
 def _steered_to_running(plan: ServerPlan, python: str) -> StringCommand:

@@ -11,7 +11,7 @@ from pyinfra import host
 from pyinfra.api import OperationError, QuoteString, StringCommand, operation
 
 import remote
-from compat.server_unit import JOURNAL, LOG_WATCH, ServerPlan, why_start
+from compat.server_unit import JOURNAL, READY_TIMEOUT_S, ServerPlan, why_start
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState, ServerStateData
 from facts.system import InitSystem
@@ -19,8 +19,6 @@ from run import host_log
 from tasks import model_control, server_handover, switch
 from tasks.command_chain import all_of, with_rollback
 from tasks.models import ModelCheck
-
-READY_TIMEOUT_S = 180
 
 
 def _port_holders(plan: ServerPlan, ours: set[int]) -> list[str]:
@@ -40,9 +38,8 @@ def _started(plan: ServerPlan, systemd: bool, config_hash: str, stale: str) -> S
     """Start (or restart) the server as planned, recording config_hash."""
     if systemd:
         return remote.shell("server_start_systemd.sh", UNIT_PATH, plan.unit, plan.run_dir, config_hash, stale)
-    watch = [LOG_WATCH, *plan.log_watch] if plan.log_watch else ["", "", "", "", "", ""]
     return remote.shell(
-        "server_start.sh", plan.run_dir, plan.starter, config_hash, stale, plan.user, *watch, *plan.args
+        "server_start.sh", plan.run_dir, plan.starter, config_hash, stale, plan.user, *plan.watch_args, *plan.args
     )
 
 
