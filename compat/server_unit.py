@@ -133,11 +133,30 @@ READY_TIMEOUT_S = 180
 JOURNAL = "journal:tritonserver.service"  # where a systemd host's server log is (wait_ready, status)
 
 
+# Under systemd a build upgrade's new server is started by `systemctl reload` (tasks/server_handover.py):
+# inside the unit (its user, sandbox, cgroup and journal), beside the running one, on the metrics port the
+# provisioner leaves in this file for the reload's length; a reload nobody asked for starts nothing.
+HANDOVER_ENV = "handover.env"
+HANDOVER_METRICS_VAR = "TRITON_HANDOVER_METRICS_PORT"
+_RELOAD_STARTS = (
+    f'[ -n "${HANDOVER_METRICS_VAR}" ] || {{ echo "a reload starts a new server only when the provisioner '
+    'asks for one: nothing to do"; exit 0; }; '
+    f'setsid "$0" "$@" --metrics-port "${HANDOVER_METRICS_VAR}" < /dev/null & '
+    'echo "--- start (beside Triton pid $MAINPID, on the same ports): pid $!"'
+)
+
+
 def systemd_unit(settings: Settings, layout: Layout) -> str:
     """The unit used where systemd is PID 1: the launcher's environment, the same arguments, restarted on
     failure at most 3 times a minute (no restart loop). Its output goes to the journal (`journalctl -u
-    tritonserver`), which keeps and rotates it; a "--- start" line there begins each start's lines."""
-    command = " ".join(systemd_word(a) for a in [layout.server_launcher, *server_args(settings, layout)])
+    tritonserver`), which keeps and rotates it; a "--- start" line there begins each start's lines.
+    ExecReload starts a handover's new server (HANDOVER_ENV); only root may then name it the unit's main
+    process (NotifyAccess=main: a model's code in the unit cannot)."""
+    args = server_args(settings, layout)
+    command = " ".join(systemd_word(a) for a in [layout.server_launcher, *args])
+    at = args.index("--metrics-port")
+    reload_args = ["/bin/sh", "-c", _RELOAD_STARTS, layout.server_launcher, *args[:at], *args[at + 2 :]]
+    reload = " ".join(systemd_word(a) for a in reload_args)
     sandbox = ""
     if settings.triton_user != "root":  # the models' code runs in here: it may write the HF cache and bytecode only
         writable = " ".join(systemd_word(f"-{path}") for path in (layout.hf_cache, layout.python_bytecode))
@@ -149,6 +168,7 @@ def systemd_unit(settings: Settings, layout: Layout) -> str:
         "# Written by triton-provisioner.\n[Unit]\nDescription=NVIDIA Triton Inference Server\n"
         "After=network-online.target\nStartLimitIntervalSec=60\nStartLimitBurst=3\n\n"
         f"[Service]\nExecStartPre=/bin/echo {systemd_word('--- start')}\nExecStart={command}\n{sandbox}"
+        f"EnvironmentFile=-{systemd_word(f'{layout.run}/{HANDOVER_ENV}')}\nExecReload={reload}\nNotifyAccess=main\n"
         "Restart=on-failure\nRestartSec=5\n"
         "StandardOutput=journal\nStandardError=journal\nSyslogIdentifier=tritonserver\nStandardInput=null\n\n"
         "[Install]\nWantedBy=multi-user.target\n"
@@ -225,6 +245,8 @@ def why_start(state: dict, systemd: bool, plan: ServerPlan, wanted_hash: str) ->
         return "not running"
     if state["config_hash"] != wanted_hash:
         return "what it runs changed"
+    if state.get("user") and state["user"] != plan.user:
+        return f"it runs as {state['user']}, the settings say {plan.user}"
     if not state["ready"]:
         return "not ready"
     if systemd and state["unit_sha256"] != hashlib.sha256(plan.unit.encode()).hexdigest():

@@ -21,6 +21,7 @@ class ServerStateData(TypedDict):
     unit_active: bool  # the unit is active (running or starting again after a failure)
     reuse_ports: bool  # started with --reuse-http-port and --reuse-grpc-port: a second server may share them
     metrics_port: int | None  # the metrics port it was started with (a handover alternates two)
+    user: str | None  # who it runs as (its effective uid's name, else the uid)
 
 
 UNIT_PATH = "/etc/systemd/system/tritonserver.service"
@@ -55,6 +56,7 @@ class ServerState(FactBase[ServerStateData]):
             unit_active=False,
             reuse_ports=False,
             metrics_port=None,
+            user=None,
         )
 
     def process(self, output: list[str]) -> ServerStateData:
@@ -82,9 +84,11 @@ class ServerState(FactBase[ServerStateData]):
                 data["reuse_ports"] = True
             elif line.startswith("METRICS=") and line[8:].isdigit():
                 data["metrics_port"] = int(line[8:])
+            elif line.startswith("USER="):
+                data["user"] = line[5:] or None
         if data["pid"] is None:
             data["ready"] = data["reuse_ports"] = False
-            data["metrics_port"] = None
+            data["metrics_port"] = data["user"] = None
         return data
 
 

@@ -67,7 +67,7 @@ def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_
         return f"keeps running (pid {state['pid']})"
     if why == "not running":
         return "will start"
-    refused = server_handover.refusal(server, state, host.get_fact(InitSystem)["systemd"])
+    refused = server_handover.refusal(server, state)
     if not refused:
         return f"will hand over to a new server beside it (pid {state['pid']}): {why}; no request fails"
     return f"will restart (pid {state['pid']}): {why}" + ("" if refused == "-" else f"; not handed over: {refused}")

@@ -1,7 +1,9 @@
 """A build upgrade without a failed request (triton_upgrade = "handover"): the new server started beside the
 running one on the same HTTP and gRPC ports, new connections steered to it only once it listens, proven
 on its own, and only then the old one stopped gracefully; a new server that fails is stopped and the old
-one, which never stopped, serves on. Measured: bench/reuse_port.py, BENCHMARKS.md section 4."""
+one, which never stopped, serves on. Under systemd the new server starts inside the unit (`systemctl
+reload`) and, once proven, becomes its main process before the old one stops: the unit never restarts.
+Measured: bench/reuse_port.py, BENCHMARKS.md section 4."""
 
 from __future__ import annotations
 
@@ -9,22 +11,22 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand
 
 import remote
-from compat.server_unit import READY_TIMEOUT_S, ServerPlan
+from compat.server_unit import JOURNAL, READY_TIMEOUT_S, ServerPlan
 from facts.memory import ModelMemory
 from facts.ports import ListeningPorts
-from facts.server import ServerStateData
+from facts.server import UNIT_PATH, ServerStateData
 from tasks import switch
 from tasks.command_chain import all_of, with_rollback
 from tasks.model_control import tight
 
 
-def refusal(plan: ServerPlan, state: ServerStateData, systemd: bool) -> str:
+def refusal(plan: ServerPlan, state: ServerStateData) -> str:
     """Why this restart cannot be a handover, in words ("" where it can; "-" where there is nothing to hand
     over from or the settings ask for a restart: nothing to say)."""
     if not plan.handover_metrics_port or not (state["pid"] and state["ready"] and state["config_hash"]):
         return "-"
-    if systemd:
-        return "systemd runs the server: its unit is restarted"
+    if state.get("user") and state["user"] != plan.user:
+        return f"the new server's user ({plan.user}) cannot share the ports of {state['user']}'s server"
     if not state["reuse_ports"]:
         return "the running server was started without shared ports (by an earlier version): restarted this once"
     if state["stale"]:
@@ -58,9 +60,14 @@ def _steered_to_running(plan: ServerPlan, python: str) -> StringCommand:
     return remote.python(python, "reuseport_steer.py", plan.user, pid_file, str(plan.http_port), str(plan.grpc_port))
 
 
-def _new_ready(plan: ServerPlan, python: str, old_pid: int, models: list[str]) -> StringCommand:
+def _handover_systemd(plan: ServerPlan, mode: str, *args: str | int) -> StringCommand:
+    return remote.shell("server_handover_systemd.sh", mode, plan.run_dir, UNIT_PATH, *args)
+
+
+def _new_ready(plan: ServerPlan, python: str, old_pid: int, models: list[str], systemd: bool) -> StringCommand:
     """wait_ready.py for the new server: once it listens, the ports steered to it, then ready, smoke proven."""
-    args = [f"{plan.run_dir}/tritonserver.pid.new", f"{plan.run_dir}/tritonserver.log", str(READY_TIMEOUT_S)]
+    log = f"{JOURNAL}@{plan.run_dir}/journal.cursor" if systemd else f"{plan.run_dir}/tritonserver.log"
+    args = [f"{plan.run_dir}/tritonserver.pid.new", log, str(READY_TIMEOUT_S)]
     env = {
         "TRITON_PROOF_FILE": f"{plan.run_dir}/proof.txt",
         "TRITON_HANDOVER": f"{old_pid} {plan.user} {plan.grpc_port}",
@@ -77,19 +84,34 @@ def handed_over(
     models: list[str],
     proven: list[StringCommand],
     recorded: StringCommand,
+    systemd: bool = False,
 ) -> StringCommand:
     """The handover's one command: the new server beside the old, steered to, proven, the old one stopped;
     or, where the new one fails, stopped, the links back, the old one (never stopped) proven again."""
     port = new_metrics_port(plan, state)
-    say = f"server: the new one starts beside Triton pid {state['pid']} (metrics on port {port}); no restart"
+    where = " in tritonserver.service" if systemd else ""
+    say = f"server: the new one starts beside Triton pid {state['pid']}{where} (metrics on port {port}); no restart"
+    if systemd:
+        started = _handover_systemd(plan, "start", plan.unit, port)
+        finished = [
+            remote.python(
+                python, "systemd_main_pid.py", "tritonserver.service", f"{plan.run_dir}/tritonserver.pid.new"
+            ),
+            _handover_systemd(plan, "finish", wanted_hash),
+        ]
+        abandoned = _handover_systemd(plan, "abandon")
+    else:
+        started = _handover(plan, "start", wanted_hash, plan.args_with_metrics(port))
+        finished = [_handover(plan, "finish", wanted_hash)]
+        abandoned = _handover(plan, "abandon", state["config_hash"] or "")
     new = [
         StringCommand("echo", QuoteString(say), ">", QuoteString(f"{plan.run_dir}/proof.txt")),
         _steered_to_running(plan, python),
         switch.command(links),
-        _handover(plan, "start", wanted_hash, plan.args_with_metrics(port)),
-        _new_ready(plan, python, state["pid"] or 0, models),
+        started,
+        _new_ready(plan, python, state["pid"] or 0, models, systemd),
         *proven,
-        _handover(plan, "finish", wanted_hash),
+        *finished,
         recorded,
     ]
     old = switch.previous(links) or links
@@ -97,7 +119,7 @@ def handed_over(
         # where steering back fails (the old server gone), the new one is stopped all the same: once its
         # sockets leave the groups, the kernel hands every connection to what is left
         StringCommand(_steered_to_running(plan, python), "||", "true"),
-        _handover(plan, "abandon", state["config_hash"] or ""),
+        abandoned,
         switch.command(old),
         remote.python(
             python,

@@ -227,10 +227,10 @@ def _restarted(change: _Change, wanted_hash: str) -> Iterator:
     if held:
         raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
     recorded = model_control.recorded(plan.run_dir, change.loaded)
-    why_not = server_handover.refusal(plan, state, systemd)
+    why_not = server_handover.refusal(plan, state)
     if not why_not:  # the new server beside the old one: no request fails
         yield server_handover.handed_over(
-            plan, state, change.links, wanted_hash, change.python, change.models, change.proven, recorded
+            plan, state, change.links, wanted_hash, change.python, change.models, change.proven, recorded, systemd
         )
         yield host_log.shown(proof_file)
         return

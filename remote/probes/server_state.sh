@@ -31,6 +31,9 @@ if [ -n "$serving" ]; then
   case "$c" in *" --reuse-http-port true "*) case "$c" in *" --reuse-grpc-port true "*) echo REUSE ;; esac ;; esac
   m=$(printf '%s\n' "$c" | sed -n 's/.* --metrics-port \([0-9][0-9]*\) .*/\1/p')
   [ -z "$m" ] || echo "METRICS=$m"
+  # who it runs as (its effective uid, by name): a second server must be that user to share its ports
+  u=$(sed -n 's/^Uid:[[:space:]]*[0-9]*[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$serving/status" 2>/dev/null)
+  [ -z "$u" ] || echo "USER=$(id -nu "$u" 2>/dev/null || echo "$u")"
 fi
 [ -f "$r/config.hash" ] && echo "HASH=$(cat "$r/config.hash")"
 [ -f "$r/models.loaded" ] && echo LOADED && sed 's/^/LOADED=/' "$r/models.loaded"

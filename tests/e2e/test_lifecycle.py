@@ -180,9 +180,10 @@ def tarball_args(mirror, tarball: Path, name: str) -> list[str]:
 
 
 def provision_polled(ctx: dict, *args: str) -> tuple[int, str, float, float]:
-    """Provision while a client polls: (exit status, output, seconds of the run, seconds of outage)."""
+    """Provision while a client polls: (exit status, output, seconds of the run, seconds of outage). The
+    server's HTTP port is ctx's "port", else the test bed's for that host."""
     host = ctx["host"]
-    poller = Poller(triton_ports(host_index(host.name))["triton_http_port"])
+    poller = Poller(ctx.get("port") or triton_ports(host_index(host.name))["triton_http_port"])
     poller.start()
     deadline = time.monotonic() + 10
     while len(poller.results) < 3:  # a few answers before the run starts

@@ -20,6 +20,7 @@ from testbed.mirror import Mirror
 from testbed.proxy import SOURCE_FOR_LOOPBACK, Proxy
 from tests import tiny_models
 from tests.e2e import artifacts
+from tests.e2e.test_lifecycle import provision_polled, tarball_args
 from tests.e2e.test_provision import assert_serves, changed
 
 # The VM runs beside tb1/tb2 and the trixie host on this machine's loopback: ports of its own.
@@ -383,6 +384,50 @@ def test_a_model_added_and_removed_under_systemd_changes_the_running_unit_only_t
     out = res.stdout + res.stderr
     assert res.returncode == 0 and "models: unload clf; the server keeps running" in out, out[-4000:]
     assert unit_state(vm)[2] == pid and not ready(vm, "clf")
+
+
+def test_a_build_upgrade_under_systemd_is_handed_over_inside_the_unit_without_a_failed_request(
+    vm: TestHost, vm_inv: Path, first_run: dict, net: tuple[Mirror, Proxy]
+) -> None:
+    """Under systemd too a build upgrade is a handover (tasks/server_handover.py): the new server starts
+    inside tritonserver.service (`systemctl reload`: its user, sandbox and journal), is proven on its own,
+    becomes the unit's main process, and only then the old one stops; the unit never restarts and no request
+    fails. A build that cannot start is stopped, and the old server, the unit's main process throughout,
+    serves on. systemd then follows the new server: killed, it is started again."""
+    mirror, _ = net
+    polled = {"host": vm, "inv": vm_inv, "port": PORTS["triton_http_port"]}
+    unit_path = "/etc/systemd/system/tritonserver.service"
+    unit_text, pid = ssh_ok(vm, f"cat {unit_path}"), unit_state(vm)[2]
+    restarts = ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service")
+    bad = artifacts.triton_tarball_variant("no-libtritonserver", drop="lib/libtritonserver")
+    rc, out, took, outage = provision_polled(polled, *tarball_args(mirror, bad, "bad"))
+    assert rc != 0 and "the old one never stopped serving" in out, out[-5000:]
+    assert unit_state(vm) == ("active", "enabled", pid)
+    assert ssh_ok(vm, f"cat {unit_path}") == unit_text and vm.ssh(f"ls {unit_path}.before", check=False).returncode
+    print(f"\nfailed Triton upgrade under systemd: run {took:.1f} s, requests failed for {outage:.2f} s")
+    assert outage == 0.0
+
+    good = artifacts.triton_tarball_variant("repacked", note="the same build, repacked")
+    rc, out, took, outage = provision_polled(polled, *tarball_args(mirror, good, "good"))
+    assert rc == 0, out[-5000:]
+    assert f"the new one starts beside Triton pid {pid} in tritonserver.service" in out, out[-5000:]
+    active, enabled, new = unit_state(vm)
+    assert (active, enabled) == ("active", "enabled") and new not in (pid, "0")
+    assert ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service") == restarts  # never restarted
+    assert vm.ssh(f"test -d /proc/{pid}", check=False).returncode != 0  # the old server is gone
+    assert ssh_ok(vm, f"cat {shlex.quote(HOME)}/run/tritonserver.pid") == new
+    assert ssh_ok(vm, f"cat {shlex.quote(HOME)}/current/NOTES") == "the same build, repacked"
+    journal = ssh_ok(vm, "journalctl -u tritonserver.service -o cat --no-pager")
+    assert f"--- start (beside Triton pid {pid}, on the same ports): pid {new}" in journal, journal[-3000:]
+    assert_serves(vm, PORTS)
+    print(f"\ngood Triton upgrade under systemd: run {took:.1f} s, requests failed for {outage:.2f} s")
+    assert outage == 0.0
+    res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, good, "good"))
+    assert res.returncode == 0 and changed(op_results(res.stdout + res.stderr)) == {}, res.stdout[-4000:]
+
+    ssh_ok(vm, f"kill -KILL {new}")  # the unit follows its new main process
+    wait_for("systemd started the server again", lambda: unit_state(vm)[2] not in ("0", new), 60)
+    wait_for("the restarted server is ready", lambda: ready(vm), 120)
 
 
 def test_uninstall_removes_the_unit_and_systemd_forgets_it(vm: TestHost, vm_inv: Path, first_run: dict) -> None:

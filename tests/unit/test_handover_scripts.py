@@ -7,6 +7,7 @@ new one beside the old, then stops the old one (finish) or the new one (abandon)
 from __future__ import annotations
 
 import os
+import pwd
 import socket
 import subprocess
 import sys
@@ -201,3 +202,42 @@ def test_the_server_state_says_whether_the_server_shares_its_ports_and_its_metri
     state = ServerState().process(output)
     assert state["pid"] == server.pid
     assert state["reuse_ports"] is shared and state["metrics_port"] == 8003
+    assert state["user"] == pwd.getpwuid(os.geteuid()).pw_name  # who a second server must be to share the ports
+
+
+def test_the_units_reload_starts_a_new_server_only_when_the_provisioner_asks_and_on_its_metrics_port(
+    tmp_path: Path,
+) -> None:
+    """ExecReload's script (compat/server_unit.py), run as systemd runs it: without the handover's metrics port
+    in its environment it starts nothing; with it, the launcher with the unit's arguments and that metrics
+    port, in a session of its own (its stubs a group a stop can end), detached (the reload returns at once)."""
+    from compat.server_unit import _RELOAD_STARTS, HANDOVER_METRICS_VAR
+
+    record = tmp_path / "argv"
+    launcher = tmp_path / "triton-server"
+    launcher.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$@" "sid=$(ps -o sid= -p $$)" "pid=$$" > {record}.tmp\n'
+        f"mv {record}.tmp {record}\nsleep 30\n"
+    )
+    launcher.chmod(0o755)
+    argv = ["sh", "-c", _RELOAD_STARTS, str(launcher), "--http-port", "8000", "--load-model", "*"]
+    env = {"PATH": os.environ["PATH"], "MAINPID": "4242"}
+    nothing = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=10)
+    assert nothing.returncode == 0 and "nothing to do" in nothing.stdout
+    assert not record.exists()
+    said = tmp_path / "journal"  # the server keeps the reload's output open (the journal's stream there)
+    started = time.monotonic()
+    with said.open("w") as out:
+        asked = subprocess.run(argv, env={**env, HANDOVER_METRICS_VAR: "8003"}, stdout=out, timeout=10)
+    assert asked.returncode == 0 and time.monotonic() - started < 5  # it did not wait for the server
+    deadline = time.monotonic() + 10
+    while not record.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    lines = record.read_text().splitlines()
+    pid = lines[-1].removeprefix("pid=")
+    try:
+        assert lines[:6] == ["--http-port", "8000", "--load-model", "*", "--metrics-port", "8003"]
+        assert lines[-2].removeprefix("sid=").strip() == pid  # it leads a session of its own
+        assert said.read_text().strip() == f"--- start (beside Triton pid 4242, on the same ports): pid {pid}"
+    finally:
+        os.kill(int(pid), 9)

@@ -420,6 +420,13 @@ def test_systemd_unit_runs_the_same_server_through_the_launcher() -> None:
     assert "\nStandardOutput=journal\nStandardError=journal\nSyslogIdentifier=tritonserver\n" in unit
     assert '\nExecStartPre=/bin/echo "--- start"\nExecStart=' in unit
     assert "append:" not in unit and "ExecStartPost" not in unit  # no log file, no watcher: journald rotates
+    # a reload starts a handover's new server with the same arguments but the metrics port (tasks/server_handover.py)
+    reload = next(line for line in unit.splitlines() if line.startswith("ExecReload="))
+    assert reload.startswith('ExecReload=/bin/sh -c "[ -n \\"$$TRITON_HANDOVER_METRICS_PORT\\" ]')
+    assert reload.endswith(
+        "--metrics-address 127.0.0.1 --exit-timeout-secs 10 " + unit.split("--exit-timeout-secs 10 ")[1].split("\n")[0]
+    )
+    assert "\nEnvironmentFile=-/opt/triton/run/handover.env\n" in unit and "\nNotifyAccess=main\n" in unit
 
 
 @pytest.mark.parametrize(
