@@ -1,8 +1,9 @@
 """One download for many hosts: N fresh hosts provisioned in one run, a lock kept on the controller, their
 downloads through the controller (downloads_via_controller = "yes") or each on its own ("no"), against
 one host: wall time, bytes the loopback mirror sent (the Triton artifact and torch, standing in for
-GitHub/NGC and the PyTorch index), bytes from outside (PyPI and Debian, /proc/net/dev: the test hosts share
-this machine's network), and each case's bytes against one host's. Raw figures: bench/results/.
+GitHub/NGC and the PyTorch index), bytes the hub stand-in sent (a hub model's files), bytes from outside
+(PyPI and Debian, /proc/net/dev: the test hosts share this machine's network), and each case's bytes against
+one host's. Raw figures: bench/results/.
 
     .venv/bin/python -m bench.fleet_downloads [--hosts 4] [--runs 1]
 
@@ -21,7 +22,9 @@ from pathlib import Path
 import testbed
 from bench.common import inventory, median_table, mib, mirror_bytes, network_bytes, pyinfra, save
 from testbed import TestHost
+from testbed.hub import Hub
 from testbed.mirror import Mirror
+from tests import tiny_models
 from tests.e2e.artifacts import mirror_settings
 
 
@@ -38,10 +41,14 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, default=4)
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp_dir, Mirror(Path(tmp_dir) / "files") as mirror:
+    with tempfile.TemporaryDirectory() as tmp_dir, Mirror(Path(tmp_dir) / "files") as mirror, Hub() as hub:
         tmp = Path(tmp_dir)
         cache = tmp / "controller-cache"
         settings = {**mirror_settings(mirror), "venv_lock_dir": str(tmp / "locks"), "controller_cache_dir": str(cache)}
+        tiny_models.make("classifier", tmp / "clf", seed=1)
+        hub.add("bench/clf", tmp / "clf")
+        settings["hf_endpoint"] = hub.url
+        settings["models"] = [{"name": "clf", "source": "hub:bench/clf@main", "task": "text-classification"}]
         hosts = [TestHost(h) for h in testbed.up(args.hosts, prefix="dl")]
         cases = {
             "1 host": (hosts[:1], "no"),
@@ -51,6 +58,7 @@ def main() -> int:
         wall: dict[str, list[float]] = {case: [] for case in cases}
         mirrored: dict[str, list[float]] = {case: [] for case in cases}
         outside: dict[str, list[float]] = {case: [] for case in cases}
+        from_hub: dict[str, list[float]] = {case: [] for case in cases}
         try:
             fresh(hosts[:1], cache)  # the lock first, as a fleet has it once its first host ran
             pyinfra(inventory(tmp / "lock.py", hosts[:1], settings, tmp), "deploy/provision.py")
@@ -58,13 +66,14 @@ def main() -> int:
                 for case, (group, relay) in cases.items():
                     fresh(group, cache)
                     inv = inventory(tmp / "inv.py", group, {**settings, "downloads_via_controller": relay}, tmp)
-                    since, net = len(mirror.requests()), network_bytes()
+                    since, net, hub_since = len(mirror.requests()), network_bytes(), len(hub.log)
                     wall[case].append(pyinfra(inv, "deploy/provision.py")[0])
                     mirrored[case].append(mirror_bytes(mirror, since))
                     outside[case].append(network_bytes() - net)
+                    from_hub[case].append(sum(r.sent for r in hub.log[hub_since:] if r.file))
                     print(
                         f"run {run}, {case}: {wall[case][-1]:.1f} s, mirror {mib(mirrored[case][-1])}, "
-                        f"outside {mib(outside[case][-1])}",
+                        f"hub {from_hub[case][-1]} bytes, outside {mib(outside[case][-1])}",
                         file=sys.stderr,
                     )
         finally:
@@ -75,7 +84,8 @@ def main() -> int:
         ("mirror", mirrored), ("outside", outside))}  # fmt: skip
     print(median_table("what the mirror sent (Triton artifact, torch)", in_mib["mirror"], unit="MiB", ref="1 host"))
     print(median_table("what came from outside (PyPI, Debian)", in_mib["outside"], unit="MiB", ref="1 host"))
-    save("fleet_downloads", {"wall_s": wall, "mirror_bytes": mirrored, "outside_bytes": outside})
+    print(median_table("what the hub stand-in sent (a hub model's files)", from_hub, unit="bytes", ref="1 host"))
+    save("fleet_downloads", {"wall_s": wall, "mirror_bytes": mirrored, "outside_bytes": outside, "hub_bytes": from_hub})
     return 0
 
 

@@ -53,6 +53,39 @@ def folder(access: HubAccess, repo: str, revision: str, model: str) -> tuple[Pat
             f"{repo}@{revision} is not in the controller's cache ({access.cache}) and offline is set: run once "
             "with offline = False (the controller fetches it; the hosts need no hub for it)"
         )
+    said = _fetched(access, repo, revision, model)
+    if said:
+        return None, f"fetching its model folder on the controller failed: {said}"
+    have = cached(access, repo, revision)
+    if have is None:
+        return None, f"the fetch of {repo}@{revision} left no model folder in {access.cache}; run again"
+    return have, ""
+
+
+def lean_files(access: HubAccess, repo: str, revision: str) -> tuple[dict[str, Path], str]:
+    """({digest: the controller's file} of repo@revision's lean files, as a host's fetch takes them, "") or
+    ({}, what went wrong): fetched into the cache once, as for a folder (tasks/hub_relay.py sends them on)."""
+    have = _lean_cached(access, repo, revision)
+    if have is None:
+        said = _fetched(access, repo, revision, "")
+        have = _lean_cached(access, repo, revision)
+        if have is None:
+            return {}, f"the controller's fetch of {repo}@{revision} failed: {said or 'nothing kept'}"
+    return have, ""
+
+
+def _lean_cached(access: HubAccess, repo: str, revision: str) -> dict[str, Path] | None:
+    try:
+        marker = json.loads((access.cache / "markers" / marker_name(repo, revision)).read_text())
+    except (OSError, ValueError):
+        return None
+    snapshot, digests = Path(str(marker.get("path", ""))), marker.get("digests") or {}
+    files = {str(kind_digest).split(":", 1)[-1]: snapshot / str(name) for name, kind_digest in digests.items()}
+    return files if files and all(path.is_file() for path in files.values()) else None
+
+
+def _fetched(access: HubAccess, repo: str, revision: str, model: str) -> str:
+    """hub_fetch.py run here into the cache (model "": the lean files); "" or its last words where it failed."""
     markers = access.cache / "markers"
     markers.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "HF_HOME", "HF_ENDPOINT")}
@@ -64,7 +97,7 @@ def folder(access: HubAccess, repo: str, revision: str, model: str) -> tuple[Pat
     marker = markers / marker_name(repo, revision)
     script = remote.source("hub_fetch.py")
     fetch = subprocess.Popen(
-        [sys.executable, "-c", script, repo, revision, str(marker), model],
+        [sys.executable, "-c", script, repo, revision, str(marker), *([model] if model else [])],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -75,9 +108,4 @@ def folder(access: HubAccess, repo: str, revision: str, model: str) -> tuple[Pat
     for line in fetch.stderr:  # its progress, shown as it comes
         print(f"[controller] {line.rstrip()}", file=sys.stderr, flush=True)
         said.append(line.strip())
-    if fetch.wait() != 0:
-        return None, f"fetching its model folder on the controller failed: {' '.join(said[-3:])}"
-    have = cached(access, repo, revision)
-    if have is None:
-        return None, f"the fetch of {repo}@{revision} left no model folder in {access.cache}; run again"
-    return have, ""
+    return " ".join(said[-3:]) if fetch.wait() != 0 else ""

@@ -15,12 +15,13 @@ from pyinfra.operations import files
 import remote
 from compat.serving import Serving, model_serving
 from config import triton_model
+from config.hub_folders import HubAccess
 from config.layout import Layout
 from config.models import ModelSpec
 from facts.files import TreeEntries
 from facts.hub import HubSnapshot
 from remote._common import marker_name
-from tasks import private_upload, small_files, upload
+from tasks import hub_relay, private_upload, small_files, upload
 from tasks.network import NetworkArgs
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "models"
@@ -146,17 +147,28 @@ def _triton_verify(spec: ModelSpec) -> ModelCheck:
 
 
 def fetch_command(
-    python: str, hf_home: str, hf_cache: str, markers: str, repo: str, revision: str, user: str, network_file: str
+    python: str,
+    hf_home: str,
+    hf_cache: str,
+    markers: str,
+    repo: str,
+    revision: str,
+    user: str,
+    network_file: str,
+    relayed_from: str = "",
 ) -> StringCommand:
     """hub_fetch.py as user (never root where the server has its own: the cache is that user's, and what
     the hub sends is handled by code that cannot write anywhere else), with an empty environment: the token
     and the network settings (proxy and endpoint passwords) are files of root's that root's shell opens as
     descriptors 3 and 4 for it, never in its environment, which other processes of that user (a model's
     code) read in /proc. It prints its record, which root's shell writes into root's own file; root checks
-    it (remote/actions/hub_record.py) and writes the marker from it: no file of that user's is adopted."""
+    it (remote/actions/hub_record.py) and writes the marker from it: no file of that user's is adopted.
+    relayed_from: the folder the controller's copies are in (tasks/hub_relay.py), else ""."""
     marker = f"{markers}/{marker_name(repo, revision)}"
     part, token, net = QuoteString(f"{marker}.fetching"), QuoteString(f"{hf_home}/token"), QuoteString(network_file)
     env = {"PATH": "/usr/bin:/bin", "HF_HOME": hf_home, "HF_HUB_CACHE": hf_cache, "HUB_SECRET_FDS": "3 4"}
+    if relayed_from:
+        env["HUB_RELAY_DIR"] = relayed_from
     # the environment emptied before the user is taken (root's shell holds the network settings it read)
     clean: list = ["env", "-i", *(QuoteString(f"{k}={v}") for k, v in env.items())]
     drop = remote.as_user(user) if user != "root" else []
@@ -174,24 +186,46 @@ def fetch_command(
 
 @operation()
 def hub_snapshot(
-    python: str, hf_home: str, hf_cache: str, markers: str, repo: str, revision: str, user: str, network_file: str
+    python: str,
+    hf_home: str,
+    hf_cache: str,
+    markers: str,
+    repo: str,
+    revision: str,
+    user: str,
+    network_file: str,
+    relay: HubAccess | None = None,
 ):
     """The files the model's task loads at this revision are in the HF cache, fetched once and verified
     against the hub's digests (remote/actions/hub_fetch.py), as the server's user; the commit the revision
-    resolved to and the files' digests are recorded where only root writes."""
+    resolved to and the files' digests are recorded where only root writes. relay: where the controller
+    fetches the files once for every host (tasks/hub_relay.py), else None."""
     if host.get_fact(HubSnapshot, markers, repo, revision):
         host.noop(f"{repo}@{revision} is in the HuggingFace cache")
         return
-    fetch = fetch_command(python, hf_home, hf_cache, markers, repo, revision, user, network_file)
+    stage = f"{markers}/{marker_name(repo, revision)}.from-controller" if relay else ""
+    if relay:
+        yield StringCommand("mkdir", "-p", "-m", "755", QuoteString(markers))
+        yield from hub_relay.staged(relay, repo, revision, stage)
+    fetch = fetch_command(python, hf_home, hf_cache, markers, repo, revision, user, network_file, stage)
     yield remote.live(fetch)  # progress shown
+    if relay:
+        yield hub_relay.removed(stage)
 
 
 @deploy("Model sources")
 def sources(
-    specs: tuple[ModelSpec, ...], layout: Layout, hf_token: str, net: NetworkArgs, python: str, user: str
+    specs: tuple[ModelSpec, ...],
+    layout: Layout,
+    hf_token: str,
+    net: NetworkArgs,
+    python: str,
+    user: str,
+    relay: HubAccess | None = None,
 ) -> None:
     """path: models uploaded (changed files only); hub: models fetched into the HF cache as user (with
-    the network shell's settings, net); the token 0600, and no token file left once the setting is cleared."""
+    the network shell's settings, net; through the controller where relay says how); the token 0600, and no
+    token file left once the setting is cleared."""
     token = f"{layout.hf_home}/token"
     if hf_token:
         private_upload.written(name="HuggingFace token (0600)", dest=token, secret=hf_token)
@@ -218,6 +252,7 @@ def sources(
                 revision=spec.revision,
                 user=user,
                 network_file=layout.network_settings_file,
+                relay=relay,
                 **net,
             )
 

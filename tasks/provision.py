@@ -121,7 +121,7 @@ def install(
     python_packages(settings, layout, venv_plan, net)
     files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode="755")
     # models, the repository and the server: restarted only when what it runs changed
-    serving = dict(serve(settings, layout, decisions, gpu_ids))
+    serving = dict(serve(settings, layout, decisions, gpu_ids, relay))
     # the venv's snapshot, taken once the server has run: it then holds the bytecode that the stub's
     # imports (torch, numpy) compiled, so a server started after a reset skips that work
     if settings.venv_snapshot:

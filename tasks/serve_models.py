@@ -18,7 +18,7 @@ from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
 from run import run_summary
-from tasks import model_control, models, network, server_handover, server_process, server_user, switch
+from tasks import hub_relay, model_control, models, network, server_handover, server_process, server_user, switch
 from tasks.triton_install import installed_dir
 
 
@@ -73,8 +73,11 @@ def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_
     return f"will restart (pid {state['pid']}): {why}" + ("" if refused == "-" else f"; not handed over: {refused}")
 
 
-def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int]) -> tuple[tuple[str, str], ...]:
-    """Add the serving operations for one host; returns what the server is to run, (link, target) pairs."""
+def serve(
+    settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int], relay: str = ""
+) -> tuple[tuple[str, str], ...]:
+    """Add the serving operations for one host; returns what the server is to run, (link, target) pairs.
+    relay: the controller's cache folder where the host's downloads go through it (hub models too), else ""."""
     venv_python = f"{venv_plan.target(settings, layout, decisions)}/bin/python3"
     # the server's user first: the hub's files are fetched as that user, into its cache
     server_user.present(
@@ -92,6 +95,7 @@ def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: lis
         net=net,
         python=venv_python,
         user=settings.triton_user,
+        relay=None if settings.offline else hub_relay.access(relay, settings.hf_endpoint, settings.hf_token),
     )
     model_control.access(layout, settings.triton_user)  # the key the repository API asks for, the launcher
     repo_files = models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving)

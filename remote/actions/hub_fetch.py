@@ -17,6 +17,10 @@ altered or substituted file never does. The layout is huggingface_hub's (blobs/,
 refs/REVISION), which the served models load offline. The commit, the files and their digests go to
 MARKER_FILE (JSON), read by the HubSnapshot fact. A partial file resumes on the next run.
 
+HUB_RELAY_DIR (a folder of root's): files the controller fetched once for a fleet, each named by its digest
+(tasks/hub_relay.py). A file found there is copied instead of downloaded, and checked against the digest of
+the hub's list this host read itself, like a download: a copy that is not what the list says is refused.
+
 Runs as the server's user (the cache is that user's; root never writes in it), with the host's
 python3 (3.8+) and no huggingface_hub: HF_HOME (or HF_HUB_CACHE), HF_ENDPOINT and HF_TOKEN come from
 the environment; the token is sent to the hub's own host only, never after a redirect to another.
@@ -31,7 +35,8 @@ import hashlib
 import http.client
 import json
 import os
-import re
+import shutil
+import stat
 import sys
 import urllib.parse
 
@@ -62,85 +67,8 @@ def _secrets_from_fds():
 FD_TOKEN = _secrets_from_fds()  # before _http builds its opener: it reads the proxies from os.environ
 
 from _http import OPENER, masked, request
+from _hub_files import COMMIT, MODEL_FOLDER_BYTES, REPO, Refused, expected, lean_files, model_folder_files
 from _progress import Progress
-
-CONFIG_SUFFIXES = (".json", ".txt", ".model")
-OTHER_WEIGHTS = ("tf_model", "flax_model", "rust_model", "model.onnx", "coreml", "openvino")
-COMMIT = re.compile(r"^[0-9a-f]{40}$")
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
-REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
-PLAIN_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+ -]*$")  # one name: no "/", no leading dot, no "\"
-MODEL_FOLDER_BYTES = 2 << 30  # a Triton model folder is carried in the model repository: no larger
-MODEL_FOLDER_DEPTH = 8
-
-
-class Refused(Exception):
-    """What the hub sent cannot be used (a name, a digest, a size): nothing of it entered the cache."""
-
-
-def lean_files(names):
-    """The files to fetch of a repository's file names: root-level config and tokenizer files, and
-    the safetensors weights, else the PyTorch weights."""
-    root = [n for n in names if "/" not in n and not n.startswith(".")]
-    safetensors = [n for n in root if n.endswith(".safetensors")]
-    weights = safetensors or [n for n in root if n.startswith("pytorch_model") and n.endswith(".bin")]
-    kind = ".safetensors" if safetensors else ".bin"
-    config = [
-        n
-        for n in root
-        if n.endswith(CONFIG_SUFFIXES)
-        and not n.startswith(OTHER_WEIGHTS)
-        # a weights index goes with its weights only
-        and not (n.endswith(".index.json") and not n.endswith(f"{kind}.index.json"))
-    ]
-    return sorted(set(config + weights))
-
-
-def hidden(name):
-    """A file the hub lists that no model loads: .gitattributes, a folder of dotfiles (not "." or "..":
-    those are refused)."""
-    return any(part.startswith(".") and part not in (".", "..") for part in name.split("/"))
-
-
-def model_folder_files(names, model):
-    """(the folder's prefix in the repository, its files) of a repository holding a Triton model folder:
-    the whole repository where config.pbtxt or a version folder is at its top, else the folder named as
-    the model. A name that is not plain parts (no "..", no "\\", no empty part) is refused, not skipped."""
-    names = [n for n in names if not hidden(n)]
-    for name in names:
-        parts = name.split("/")
-        if len(parts) > MODEL_FOLDER_DEPTH or not all(PLAIN_NAME.match(p) for p in parts):
-            raise Refused(f"the hub names a file {name!r}, which is not a path of plain names")
-    top = any(n == "config.pbtxt" or (n.split("/", 1)[0].isdigit() and "/" in n) for n in names)
-    prefix = "" if top else f"{model}/"
-    files = [n for n in names if n.startswith(prefix)]
-    if not files:
-        raise Refused(
-            f"it holds no Triton model folder: neither config.pbtxt (or a version folder) at its top nor a "
-            f"folder {model}/"
-        )
-    return prefix, sorted(files)
-
-
-def expected(sibling, folder=False):
-    """(cache name, digest kind, size) of one file of the hub's list, or Refused naming what is wrong.
-    folder: a path of plain names (already checked) rather than one name."""
-    name = sibling.get("rfilename", "")
-    if not folder and (not PLAIN_NAME.match(name) or name in (".", "..")):
-        raise Refused(f"the hub names a file {name!r}, which is not a plain file name")
-    lfs = sibling.get("lfs") or {}
-    size = lfs.get("size", sibling.get("size"))
-    if not isinstance(size, int) or size < 0:
-        raise Refused(f"the hub gives no size for {name}")
-    if lfs:
-        digest = str(lfs.get("sha256", "")).lower()
-        if not SHA256.match(digest):
-            raise Refused(f"the hub gives {name} a sha256 that is not 64 hex digits: {digest[:80]!r}")
-        return digest, "sha256", size
-    blob = str(sibling.get("blobId", "")).lower()
-    if not COMMIT.match(blob):
-        raise Refused(f"the hub gives {name} no digest to check it by (blobId {blob[:80]!r})")
-    return blob, "git-blob-sha1", size
 
 
 def hasher(kind, size):
@@ -196,6 +124,11 @@ def download(url, token, blob, kind, size, progress, done_before):
                 progress.update(done_before + got, os.path.basename(url))
     if got != size:
         raise http.client.IncompleteRead(b"", size - got)
+    checked_in(part, blob, kind, size, url, "altered or substituted in transit or on the mirror")
+
+
+def checked_in(part, blob, kind, size, source, how):
+    """part into the cache as blob once its digest is blob's name, else removed and Refused naming source."""
     digest = hasher(kind, size)
     with open(part, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -203,10 +136,36 @@ def download(url, token, blob, kind, size, progress, done_before):
     if digest.hexdigest() != os.path.basename(blob):
         os.unlink(part)
         raise Refused(
-            f"{url}: its {kind} is {digest.hexdigest()}, the hub's file list gives {os.path.basename(blob)} "
-            "(altered or substituted in transit or on the mirror); removed"
+            f"{source}: its {kind} is {digest.hexdigest()}, the hub's file list gives {os.path.basename(blob)} "
+            f"({how}); removed"
         )
     os.replace(part, blob)
+
+
+def relayed(relay, blob, kind, size):
+    """The controller's copy of blob (relay/DIGEST, a plain file of that size) copied in and checked; False
+    where there is none."""
+    if not relay:
+        return False
+    src = os.path.join(relay, os.path.basename(blob))
+    try:
+        fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    part = blob + ".incomplete"
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        if info.st_size != size:
+            raise Refused(f"the controller's copy {src} holds {info.st_size} bytes, the hub's file list {size}")
+        if os.path.lexists(part):
+            os.unlink(part)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        with os.fdopen(os.open(part, flags, 0o644), "wb") as out:
+            shutil.copyfileobj(f, out, 1 << 20)
+    checked_in(part, blob, kind, size, f"the controller's copy {src}", "not what this host's list of the hub says")
+    return True
 
 
 def link(target, path):
@@ -225,9 +184,10 @@ def write_text(path, text):
     os.replace(tmp, path)
 
 
-def fetch(repo, revision, endpoint, token, cache, model=None):
-    """Fetch repo@revision's lean files (with model: its Triton model folder's files) into cache; returns
-    (commit, snapshot, {file: "kind:digest"}, bytes, skipped, the model folder's prefix)."""
+def fetch(repo, revision, endpoint, token, cache, model=None, relay=""):
+    """Fetch repo@revision's lean files (with model: its Triton model folder's files) into cache, each from
+    relay where the controller put it there; returns (commit, snapshot, {file: "kind:digest"}, bytes,
+    skipped, the model folder's prefix, bytes taken from relay)."""
     if not REPO.match(repo) or ".." in repo.split("/"):
         raise Refused(f"{repo!r} is not a repository id (org/name)")
     if not revision or revision.startswith("/") or ".." in revision.split("/") or "\\" in revision:
@@ -256,12 +216,15 @@ def fetch(repo, revision, endpoint, token, cache, model=None):
         raise Refused(
             f"its model folder holds {total >> 20} MiB: more than {MODEL_FOLDER_BYTES >> 20} MiB is not carried"
         )
-    progress, done = Progress(f"hub {repo}", total), 0
+    progress, done, from_relay = Progress(f"hub {repo}", total), 0, 0
     for name, (digest, kind, size) in sorted(wanted.items()):
         blob = os.path.join(blobs, digest)
         if not (os.path.isfile(blob) and not os.path.islink(blob) and os.path.getsize(blob) == size):
-            url = f"{endpoint}/{repo}/resolve/{commit}/{urllib.parse.quote(name)}"
-            download(url, token, blob, kind, size, progress, done)
+            if relayed(relay, blob, kind, size):
+                from_relay += size
+            else:
+                url = f"{endpoint}/{repo}/resolve/{commit}/{urllib.parse.quote(name)}"
+                download(url, token, blob, kind, size, progress, done)
         dest = os.path.join(snapshot, name)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         link(os.path.relpath(blob, os.path.dirname(dest)), dest)
@@ -273,7 +236,7 @@ def fetch(repo, revision, endpoint, token, cache, model=None):
         os.makedirs(os.path.dirname(ref), exist_ok=True)
         write_text(ref, commit)
     digests = {name: f"{kind}:{digest}" for name, (digest, kind, _) in wanted.items()}
-    return commit, snapshot, digests, total, len(siblings) - len(files), prefix
+    return commit, snapshot, digests, total, len(siblings) - len(files), prefix, from_relay
 
 
 def main(repo, revision, marker_file, model=None):
@@ -282,7 +245,10 @@ def main(repo, revision, marker_file, model=None):
     cache = os.environ.get("HF_HUB_CACHE") or os.path.join(home, "hub")
     token = FD_TOKEN or os.environ.get("HF_TOKEN", "").strip()
     try:
-        commit, snapshot, digests, size, skipped, prefix = fetch(repo, revision, endpoint, token, cache, model)
+        relay = os.environ.get("HUB_RELAY_DIR", "")
+        commit, snapshot, digests, size, skipped, prefix, from_relay = fetch(
+            repo, revision, endpoint, token, cache, model, relay
+        )
     except Refused as exc:
         print(
             f"hub: {repo}@{revision} refused: {masked(str(exc))}. Nothing unverified entered the cache.",
@@ -306,7 +272,9 @@ def main(repo, revision, marker_file, model=None):
             json.dump({**record, "digests": digests}, f)
     print(
         f"hub: {repo}@{revision} is commit {commit}: {len(digests)} files, {size} bytes, each checked against "
-        f"the hub's digest ({skipped} other files of the repository not fetched)",
+        f"the hub's digest ({skipped} other files of the repository not fetched"
+        + (f"; {from_relay} bytes from the controller's copy" if relay else "")
+        + ")",
         file=sys.stderr,
     )
     return 0

@@ -4,6 +4,7 @@ the tarball source, refusal on a blocker, and two hosts at once."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from testbed import (
     triton_ports,
     write_inventory,
 )
+from tests import tiny_models
 from tests.e2e import artifacts
 from tests.e2e.test_audit import SNAPSHOT
 
@@ -199,13 +201,20 @@ def test_tarball_source_serves_like_pytriton(host: TestHost, inv: Path, mirror) 
 
 
 def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
-    two_hosts: list[TestHost], served: dict, tmp_path: Path
+    two_hosts: list[TestHost], served: dict, hub, tmp_path: Path
 ) -> None:
     """Three hosts in one run, one refused by the rules (a GPU variant asked on a host without a GPU):
-    the other two are provisioned at once and serving, the run fails, and the summary names every host."""
+    the other two are provisioned at once and serving, the run fails, and the summary names every host.
+    Their hub model crossed from the hub once: the controller fetched each file and sent it to both
+    (tasks/hub_relay.py), each host checked it against the hub's list it read itself."""
+    tiny_models.make("classifier", tmp_path / "clf", seed=3)
+    hub.add("fleet/clf", tmp_path / "clf")
+    model = {"name": "clf_hub", "source": "hub:fleet/clf@main", "task": "text-classification"}
+    fleet = {**served, "hf_endpoint": hub.url, "models": [model]}
+    fleet["controller_cache_dir"] = str(tmp_path / "controller-cache")  # empty: the controller's fetch is counted
     bad = TestHost(testbed.up(1, prefix="fleet")[0])
     try:
-        inv = write_inventory(tmp_path / "inv.py", two_hosts, served, own_ports=True)
+        inv = write_inventory(tmp_path / "inv.py", two_hosts, fleet, own_ports=True)
         ports = named_ports(3)
         row = (bad.name, {**bad.data, **served, **ports, "torch_variant": "cu126"})
         inv.write_text(inv.read_text().rstrip().removesuffix("]") + f"    {row!r},\n]\n")
@@ -217,6 +226,15 @@ def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
         assert results["Triton server running, ready and proven"]["hosts"] == 2  # one run, both hosts
         for h in two_hosts:
             assert_serves(h)
+            assert h.ssh("ls /persist/huggingface/provisioner-fetched").stdout.split() == [
+                "666c6565742f636c66406d61696e.json"  # the marker alone: the controller's copies are gone
+            ]
+        assert out.count("verified clf_hub:") == 2, out[-6000:]
+        sent = Counter(r.file for r in hub.fetched("fleet/clf"))
+        assert sent and set(sent.values()) == {1}, sent  # each file crossed from the hub once, for both hosts
+        assert "model.safetensors" in sent
+        relayed = re.findall(r"(\d+) bytes from the controller's copy", out)  # each host's fetch says so
+        assert len(relayed) == 2 and all(int(n) > 0 for n in relayed), out[-6000:]
         summary = out[out.index("--> Summary:") :]
         assert "[tb1] OK" in summary and "[tb2] OK" in summary
         assert (

@@ -239,3 +239,28 @@ def test_the_token_goes_to_the_hub_only_never_after_a_redirect_elsewhere(tmp_pat
 def test_a_revision_that_climbs_is_refused(tmp_path, liar, monkeypatch) -> None:
     assert run(tmp_path, liar.url, monkeypatch, revision="../../../../etc") == 3
     assert liar.seen == []
+
+
+@pytest.mark.parametrize("copy", ["honest", "altered", "shorter"])
+def test_the_controllers_copy_is_taken_only_where_this_hosts_list_of_the_hub_agrees(
+    tmp_path, liar, monkeypatch, copy
+) -> None:
+    """HUB_RELAY_DIR (tasks/hub_relay.py): a file the controller fetched once for the fleet, named by its digest,
+    is copied instead of downloaded; it is checked against the digest of the hub's list this host read, so an
+    altered or cut copy never enters the cache (the run fails naming it), and the hub sends no file either way."""
+    relay = tmp_path / "relay"
+    relay.mkdir()
+    weights = FILES["model.safetensors"]
+    data = {"honest": weights, "altered": b"\x02" + weights[1:], "shorter": weights[:-1]}[copy]
+    (relay / sha256(weights)).write_bytes(data)
+    monkeypatch.setenv("HUB_RELAY_DIR", str(relay))
+    code = run(tmp_path, liar.url, monkeypatch)
+    downloaded = {p.rsplit("/", 1)[-1] for p, _ in liar.seen if "/resolve/" in p}
+    blob = tmp_path / "home/hub/models--org--clf/blobs" / sha256(weights)
+    if copy == "honest":
+        assert code == 0 and blob.read_bytes() == weights
+        assert downloaded == {"config.json"}  # the weights came from the controller's copy
+    else:
+        assert code == 3 and not blob.exists() and not (tmp_path / "marker.json").exists()
+        assert "model.safetensors" not in downloaded
+        assert not list(blob.parent.glob("*.incomplete"))

@@ -30,9 +30,10 @@ from pyinfra.context import ctx_host
 import remote
 from compat.server_unit import server_plan
 from compat.venv_plan import VenvPlan
+from config.hub_folders import HubAccess
 from config.layout import Layout
 from config.settings import load
-from tasks import controller_downloads, private_upload
+from tasks import controller_downloads, hub_relay, private_upload
 from tasks.retention import Kept
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
@@ -90,6 +91,8 @@ def _args(spec_args: dict[str, Any]) -> dict[str, Any]:
         args["folders"] = [
             Kept(**{k: tuple(v) if isinstance(v, list) else v for k, v in f.items()}) for f in args["folders"]
         ]
+    if isinstance(args.get("relay"), dict):  # models.hub_snapshot's relay (config.hub_folders.HubAccess)
+        args["relay"] = HubAccess(**{**args["relay"], "cache": Path(args["relay"]["cache"])})
     if "links" in args:  # (link, target) pairs
         args["links"] = tuple(tuple(pair) for pair in args["links"])
     if "files" in args:  # small_files.written: dest -> [text, mode] in JSON, (bytes, mode) for the operation
@@ -121,6 +124,11 @@ def _text(command: Any) -> str:
         url, sha256, dest, cache_dir = command.args
         shown = url if isinstance(url, str) else "<the URL the index pages list>"
         return f"<from the controller's cache {cache_dir}: {shown} sha256 {sha256[:12]}... to {dest}.from-controller>"
+    if isinstance(command, hub_relay._SentSnapshot):  # what the controller fetches once and sends, where to
+        access, repo, revision, stage = command.args
+        return (
+            f"<from the controller's hub cache {access.cache} ({access.endpoint}): {repo}@{revision} to {stage}/DIGEST>"
+        )
     if isinstance(command, FunctionCommand):
         return f"<function {command.function.__name__}>"
     if isinstance(command, FileUploadCommand):
