@@ -34,7 +34,7 @@ class _SentSnapshot(FunctionCommand):
         with _lock_for(repo, revision):
             files, problem = lean_files(access, repo, revision)
         if problem:
-            host.log(f"{problem}: the host fetches it from the hub itself next time (downloads_via_controller)")
+            host.log(f'{problem}. Where only the hosts reach the hub, set downloads_via_controller = "no"')
             return False
         for digest, local in sorted(files.items()):
             if not private_upload.put_now(host, f"{stage}/{digest}", str(local), "644", connector_arguments):

@@ -3,7 +3,7 @@
 # start: the unit's new text installed beside a copy of the old (daemon-reload: the running server is kept),
 #   the new server started by `systemctl reload` inside the unit (its user, sandbox and journal) on the
 #   metrics port in $5 (written to RUN/handover.env for the reload's length), its pid in tritonserver.pid.new:
-#   the tritonserver in the unit's control group that is not its main process.
+#   the one the reload's shell names in the journal, where it is a process of the unit's (or already gone).
 # finish (the new one proven and, by systemd_main_pid.py, the unit's main process): the old one stopped
 #   gracefully (TERM: it finishes what it holds, new connections already go to the new one), its stubs
 #   after it; the new one recorded as the server, with the config hash.
@@ -33,21 +33,28 @@ start)
   (umask 077 && echo "TRITON_HANDOVER_METRICS_PORT=$port" > "$run/handover.env")
   systemctl reload "$unit_name" || { rm -f "$run/handover.env"; exit 1; }
   rm -f "$run/handover.env"  # a restart of the unit must not read it
-  cgroup=$(systemctl show -p ControlGroup --value "$unit_name")
-  # the reload's shell has forked the new server and exited: find it in the unit's control group
+  # the reload's shell says in the journal which pid it started (the journal takes it in its own time)
+  cursor=$(cat "$run/journal.cursor" 2>/dev/null) || cursor=""
+  said="^--- start (beside Triton pid $old, on the same ports): pid \\([0-9][0-9]*\\)\$"
   new=""
   i=0
   while [ -z "$new" ] && [ "$i" -lt 100 ]; do
-    for d in /proc/[0-9]*; do
-      p="${d#/proc/}"
-      [ "$p" != "$old" ] || continue
-      # cgroup v2 ("0::PATH"), or v1's systemd hierarchy ("N:name=systemd:PATH")
-      sed 's/^[0-9]*:name=systemd:/0::/' "$d/cgroup" 2>/dev/null | grep -qxF "0::$cgroup" || continue
-      if is_tritonserver "$p" && ! grep -q triton_python_backend_stub "$d/cmdline" 2>/dev/null; then new="$p"; fi
-    done
+    new=$(journalctl -u "$unit_name" ${cursor:+"--after-cursor=$cursor"} -o cat --no-pager 2>/dev/null \
+      | sed -n "s/$said/\\1/p" | tail -n 1)
     [ -n "$new" ] || { sleep 0.1; i=$((i + 1)); }
   done
   [ -n "$new" ] || { echo "systemctl reload $unit_name started no new Triton (journalctl -u $unit_name)" >&2; exit 1; }
+  # the unit's processes (the models' code too) write to the journal: the pid is taken only where it is a
+  # process of the unit's control group (cgroup v2 "0::PATH", or v1's "N:name=systemd:PATH") that is not its
+  # main process nor a python backend stub. One already gone is kept: the wait says why it exited.
+  cgroup=$(systemctl show -p ControlGroup --value "$unit_name")
+  if [ -d "/proc/$new" ]; then
+    if [ "$new" = "$old" ] || grep -q triton_python_backend_stub "/proc/$new/cmdline" 2>/dev/null ||
+      ! sed 's/^[0-9]*:name=systemd:/0::/' "/proc/$new/cgroup" 2>/dev/null | grep -qxF "0::$cgroup"; then
+      echo "pid $new, which the journal names as the new server, is not one in $unit_name: stopped here" >&2
+      exit 1
+    fi
+  fi
   echo "$new" > "$run/tritonserver.pid.new"
   echo "started Triton pid $new in $unit_name beside its main process, Triton pid $old" >&2
   ;;

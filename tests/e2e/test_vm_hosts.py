@@ -402,6 +402,7 @@ def test_a_build_upgrade_under_systemd_is_handed_over_inside_the_unit_without_a_
     bad = artifacts.triton_tarball_variant("no-libtritonserver", drop="lib/libtritonserver")
     rc, out, took, outage = provision_polled(polled, *tarball_args(mirror, bad, "bad"))
     assert rc != 0 and "the old one never stopped serving" in out, out[-5000:]
+    assert "libtritonserver" in out and "cause: a shared library is missing" in out, out[-5000:]  # the journal's
     assert unit_state(vm) == ("active", "enabled", pid)
     assert ssh_ok(vm, f"cat {unit_path}") == unit_text and vm.ssh(f"ls {unit_path}.before", check=False).returncode
     print(f"\nfailed Triton upgrade under systemd: run {took:.1f} s, requests failed for {outage:.2f} s")
