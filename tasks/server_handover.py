@@ -11,11 +11,11 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand
 
 import remote
-from compat.server_unit import JOURNAL, READY_TIMEOUT_S, ServerPlan
+from compat.server_unit import ServerPlan
 from facts.memory import ModelMemory
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerStateData
-from tasks import switch
+from tasks import server_wait, switch
 from tasks.command_chain import all_of, with_rollback
 from tasks.model_control import tight
 
@@ -64,17 +64,6 @@ def _handover_systemd(plan: ServerPlan, mode: str, *args: str | int) -> StringCo
     return remote.shell("server_handover_systemd.sh", mode, plan.run_dir, UNIT_PATH, *args)
 
 
-def _new_ready(plan: ServerPlan, python: str, old_pid: int, models: list[str], systemd: bool) -> StringCommand:
-    """wait_ready.py for the new server: once it listens, the ports steered to it, then ready, smoke proven."""
-    log = f"{JOURNAL}@{plan.run_dir}/journal.cursor" if systemd else f"{plan.run_dir}/tritonserver.log"
-    args = [f"{plan.run_dir}/tritonserver.pid.new", log, str(READY_TIMEOUT_S)]
-    env = {
-        "TRITON_PROOF_FILE": f"{plan.run_dir}/proof.txt",
-        "TRITON_HANDOVER": f"{old_pid} {plan.user} {plan.grpc_port}",
-    }
-    return remote.python(python, "wait_ready.py", plan.http_host, str(plan.http_port), *args, *models, env=env)
-
-
 def handed_over(
     plan: ServerPlan,
     state: ServerStateData,
@@ -109,7 +98,9 @@ def handed_over(
         _steered_to_running(plan, python),
         switch.command(links),
         started,
-        _new_ready(plan, python, state["pid"] or 0, models, systemd),
+        server_wait.ready(
+            plan, python, models, server_wait.server_log(plan, systemd), "tritonserver.pid.new", str(state["pid"] or 0)
+        ),
         *proven,
         *finished,
         recorded,
@@ -121,17 +112,7 @@ def handed_over(
         StringCommand(_steered_to_running(plan, python), "||", "true"),
         abandoned,
         switch.command(old),
-        remote.python(
-            python,
-            "wait_ready.py",
-            plan.http_host,
-            str(plan.http_port),
-            f"{plan.run_dir}/tritonserver.pid",
-            "",
-            str(READY_TIMEOUT_S),
-            "smoke",
-            env={"TRITON_PROOF_FILE": f"{plan.run_dir}/proof.txt"},
-        ),
+        server_wait.ready(plan, python, ["smoke"], ""),
     ]
     if not proven and not models:
         return StringCommand(*all_of(*new))

@@ -11,12 +11,12 @@ from pyinfra import host
 from pyinfra.api import OperationError, QuoteString, StringCommand, operation
 
 import remote
-from compat.server_unit import JOURNAL, READY_TIMEOUT_S, ServerPlan, why_start
+from compat.server_unit import ServerPlan, why_start
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState, ServerStateData
 from facts.system import InitSystem
 from run import host_log
-from tasks import model_control, server_handover, switch
+from tasks import model_control, server_handover, server_wait, switch
 from tasks.command_chain import all_of, with_rollback
 from tasks.models import ModelCheck
 
@@ -44,14 +44,10 @@ def _started(plan: ServerPlan, systemd: bool, config_hash: str, stale: str) -> S
 
 
 def _ready(plan: ServerPlan, python: str, models: list[str], systemd: bool, started: bool = True) -> StringCommand:
-    """Wait until the server and these models are ready (smoke inference proves it), or fail with the
-    server log's lines that explain why (the journal's under systemd). After a reload (not started) the
-    log of the server's start is not this change's: model_control.py has said what failed."""
-    log = f"{JOURNAL}@{plan.run_dir}/journal.cursor" if systemd else f"{plan.run_dir}/tritonserver.log"
-    log = log if started else ""
-    args = [f"{plan.run_dir}/tritonserver.pid", log, str(READY_TIMEOUT_S)]
-    env = {"TRITON_PROOF_FILE": f"{plan.run_dir}/proof.txt"}
-    return remote.python(python, "wait_ready.py", plan.http_host, str(plan.http_port), *args, *models, env=env)
+    """Wait until the server and these models are ready, or fail with the server log's lines that explain why
+    (the journal's under systemd). After a reload (not started) the log of the server's start is not this
+    change's: model_control.py has said what failed."""
+    return server_wait.ready(plan, python, models, server_wait.server_log(plan, systemd) if started else "")
 
 
 def _as_server_user(user: str, proof_file: str, job: str, build: Callable[[str], StringCommand]) -> StringCommand:
