@@ -19,7 +19,7 @@ from pyinfra.facts.server import Date
 
 import remote
 from run import host_log
-from tasks import private_upload
+from tasks import apt_relay, private_upload
 
 # apt-get update only when the lists are older than this; fresh lists are reused.
 APT_LISTS_MAX_AGE = timedelta(hours=6)
@@ -61,6 +61,7 @@ def installed(
     state_dir: str = "/etc/triton-provisioner/apt",
     manifest_sha256: str = "",
     digest_store: str = "",
+    relay: str = "",
 ):
     """Install the packages that are absent; refresh the lists first only when they are stale. With fresh
     lists (or offline), a host whose package set is the one the cache's record was made on (a reset host)
@@ -68,7 +69,8 @@ def installed(
     offline: no update, and only .debs already in the cache (apt-get --no-download). state_dir: root's
     local record of the check; manifest_sha256: the cache manifest's digest the controller kept (read
     from digest_store by the deploy), where the new one is kept after apt ran ("" = not kept: the cached
-    files are then fetched again each time)."""
+    files are then fetched again each time). relay: the controller's cache folder where the host's downloads
+    go through it (tasks/apt_relay.py: the .debs, once the lists are fresh), else ""."""
     if not packages:
         host.noop("no apt packages needed")
         return
@@ -112,7 +114,10 @@ def installed(
     )
     if stale:
         # lists past their age: apt may find newer packages than the recorded .debs, so apt installs
-        yield from (update, install)
+        yield update
+        if relay:
+            yield apt_relay.sent(apt_options(cache_dir), missing, f"{cache_dir}/archives", relay)
+        yield install
     else:
         # A reset host (its package set the one recorded): dpkg alone, from the recorded .debs; anywhere
         # else (exit 3) apt, after an update where the check removed the lists.

@@ -114,7 +114,7 @@ def install(
     # a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
     venv.restore_started(name="venv snapshot unpacking (background)", plan=venv_plan)
     net = network_settings(settings, layout)
-    apt_libraries(settings, layout, decisions, net)
+    apt_libraries(settings, layout, decisions, net, relay)
     triton_server(settings, layout, decisions, artifact_verified, artifact_installed, net, relay)
     standalone_python(settings, layout, decisions, arch, net, relay)
     environment.configured(layout=layout, libpython_dir=decisions.libpython_dir, python=decisions.script_python)
@@ -138,8 +138,9 @@ def network_settings(settings: Settings, layout: Layout) -> NetworkArgs:
     return network.shell_args(layout.network_settings_file, settings.network_env)
 
 
-def apt_libraries(settings: Settings, layout: Layout, decisions: Decisions, net: NetworkArgs) -> None:
-    """apt runtime libraries the build and the stub need on this distro (cached on the persistent path)."""
+def apt_libraries(settings: Settings, layout: Layout, decisions: Decisions, net: NetworkArgs, relay: str = "") -> None:
+    """apt runtime libraries the build and the stub need on this distro (cached on the persistent path);
+    relay: the controller's cache folder where the .debs go through it, else ""."""
     apt_store = apt_digest_store(settings, host.name)  # where the controller keeps the apt cache's digest
     apt_packages.installed(
         name="apt runtime libraries",
@@ -149,6 +150,7 @@ def apt_libraries(settings: Settings, layout: Layout, decisions: Decisions, net:
         state_dir=layout.apt_state,
         manifest_sha256=apt_packages.manifest_digest_kept(apt_store),
         digest_store=apt_store,
+        relay=relay,
         **net,
     )
 

@@ -206,12 +206,15 @@ def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
     """Three hosts in one run, one refused by the rules (a GPU variant asked on a host without a GPU):
     the other two are provisioned at once and serving, the run fails, and the summary names every host.
     Their hub model crossed from the hub once: the controller fetched each file and sent it to both
-    (tasks/hub_relay.py), each host checked it against the hub's list it read itself."""
+    (tasks/hub_relay.py), each host checked it against the hub's list it read itself; so did their apt
+    packages (tasks/apt_relay.py: their apt caches emptied first), each checked against the host's lists."""
     tiny_models.make("classifier", tmp_path / "clf", seed=3)
     hub.add("fleet/clf", tmp_path / "clf")
     model = {"name": "clf_hub", "source": "hub:fleet/clf@main", "task": "text-classification"}
     fleet = {**served, "hf_endpoint": hub.url, "models": [model]}
     fleet["controller_cache_dir"] = str(tmp_path / "controller-cache")  # empty: the controller's fetch is counted
+    for h in two_hosts:
+        h.ssh("rm -rf /persist/apt")  # apt installs (and fetches) again: through the controller
     bad = TestHost(testbed.up(1, prefix="fleet")[0])
     try:
         inv = write_inventory(tmp_path / "inv.py", two_hosts, fleet, own_ports=True)
@@ -235,6 +238,10 @@ def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
         assert "model.safetensors" in sent
         relayed = re.findall(r"(\d+) bytes from the controller's copy", out)  # each host's fetch says so
         assert len(relayed) == 2 and all(int(n) > 0 for n in relayed), out[-6000:]
+        debs = re.findall(r"apt: (\d+) of (\d+) packages \((\d+) bytes\) from the controller's copy", out)
+        assert len(debs) == 2 and all(n == of != "0" for n, of, _ in debs), out[-6000:]
+        for h in two_hosts:  # what the controller sent is what the host installed from
+            assert "libpython3.11_" in h.ssh("ls /persist/apt/archives").stdout
         summary = out[out.index("--> Summary:") :]
         assert "[tb1] OK" in summary and "[tb2] OK" in summary
         assert (

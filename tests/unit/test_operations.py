@@ -33,7 +33,7 @@ from compat.venv_plan import VenvPlan
 from config.hub_folders import HubAccess
 from config.layout import Layout
 from config.settings import load
-from tasks import controller_downloads, hub_relay, private_upload
+from tasks import apt_relay, controller_downloads, hub_relay, private_upload
 from tasks.retention import Kept
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
@@ -129,6 +129,9 @@ def _text(command: Any) -> str:
         return (
             f"<from the controller's hub cache {access.cache} ({access.endpoint}): {repo}@{revision} to {stage}/DIGEST>"
         )
+    if isinstance(command, apt_relay._SentDebs):  # what the host is asked, where the .debs go, through which cache
+        asked, archives, cache_dir = command.args
+        return f"<from the controller's cache {cache_dir}: the .debs of `{asked.get_raw_value()}` to {archives}>"
     if isinstance(command, FunctionCommand):
         return f"<function {command.function.__name__}>"
     if isinstance(command, FileUploadCommand):

@@ -1,0 +1,95 @@
+"""apt's packages for many hosts, fetched from the Debian mirror once (downloads_via_controller, as the Triton
+artifact, the wheels and hub models: tasks/controller_downloads.py). Once a host's lists are fresh, it names
+the .debs its install would download and the sha256 its own signed lists give each (`apt-get --print-uris`,
+Acquire::ForceHash=SHA256); the controller fetches each once for every host into its cache (kept only where
+that sha256 agrees) and sends it to the host's archive folder, where the host takes it only once its own
+sha256 check agrees (remote/actions/checked_move.sh). That check is the host's: apt itself verifies no .deb
+it finds already in its archive folder, only its size. A package the controller cannot fetch is left to
+apt, which downloads it as before."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyinfra.api import FunctionCommand, QuoteString, StringCommand
+
+import remote
+from run import controller_cache
+from tasks import private_upload
+from tasks.controller_downloads import SENT_SUFFIX
+
+# `'URL' FILE SIZE SHA256:HEX`, one line per .deb apt would download
+_URI_LINE = re.compile(r"^'(?P<url>https?://[^'\s]+)' (?P<file>\S+) (?P<size>\d+) SHA256:(?P<sha256>[0-9a-f]{64})$")
+# a .deb's name in apt's archive folder (an epoch's ':' is written %3a): one plain name, nothing that climbs
+_DEB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+~_%-]*\.deb$")
+
+
+@dataclass(frozen=True)
+class Deb:
+    url: str
+    file: str
+    size: int
+    sha256: str
+
+
+def debs(lines: list[str]) -> list[Deb]:
+    """The .debs of `apt-get --print-uris install` output; a line that is not one (a name that is no plain
+    .deb name, a hash that is not SHA256) is skipped: apt downloads that one itself."""
+    found = []
+    for line in lines:
+        match = _URI_LINE.match(line.strip())
+        if match and _DEB_NAME.match(match["file"]):
+            found.append(Deb(match["url"], match["file"], int(match["size"]), match["sha256"]))
+    return found
+
+
+def print_uris(apt_options: list[str], packages: list[str]) -> StringCommand:
+    """What apt would download to install packages, each with its SHA256 from the host's signed lists."""
+    return StringCommand(
+        "apt-get", "-o", "Acquire::ForceHash=SHA256", *(QuoteString(o) for o in apt_options), "-qq",
+        "--print-uris", "install", "-y", "--no-install-recommends", *(QuoteString(p) for p in packages),
+    )  # fmt: skip
+
+
+class _SentDebs(FunctionCommand):
+    """Asks the host which .debs its install needs, fetches each into the controller's cache (once for every
+    host) and sends it to the archive folder, taken there by the host's own sha256 check."""
+
+    def execute(self, state, host, connector_arguments):
+        asked, archives, cache_dir = self.args
+        args = {**connector_arguments, "_shell_executable": "sh"}
+        ok, out = host.run_shell_command(asked, **args)
+        if not ok:
+            host.log("apt: the host could not list the packages its install needs; apt downloads them itself")
+            return True
+        wanted, sent, moves = debs(out.stdout_lines), 0, []
+        for deb in wanted:
+            try:
+                local = controller_cache.fetched(deb.url, deb.sha256, Path(cache_dir))
+            except controller_cache.FetchError as exc:
+                host.log(f"apt: {exc}; the host downloads it itself")
+                continue
+            dest = f"{archives}/{deb.file}"
+            if not private_upload.put_now(host, dest + SENT_SUFFIX, str(local), "644", connector_arguments):
+                return False
+            moves.append(remote.shell("checked_move.sh", dest + SENT_SUFFIX, dest, deb.sha256))
+            sent += deb.size
+        if moves:
+            chain: list = []
+            for move in moves:
+                chain += [move, "&&"]
+            ok, _ = host.run_shell_command(StringCommand(*chain[:-1]), **args)
+            if not ok:
+                return False
+        host.log(f"apt: {len(moves)} of {len(wanted)} packages ({sent} bytes) from the controller's copy")
+        return True
+
+    def __repr__(self) -> str:
+        return f"AptDebsFromController({self.args[1]})"
+
+
+def sent(apt_options: list[str], packages: list[str], archives: str, cache_dir: str) -> FunctionCommand:
+    """The command that puts the .debs packages' install needs into archives from the controller's cache."""
+    return _SentDebs(controller_cache.fetched, (print_uris(apt_options, packages), archives, cache_dir), {})

@@ -1,0 +1,42 @@
+"""tasks/apt_relay.py's reading of `apt-get --print-uris` (tests/fixtures/apt/print-uris-bookworm.txt: a fresh
+Debian 12 test host asked for libpython3.11 and libb64-0d with Acquire::ForceHash=SHA256, 2026-12-04): what the
+controller fetches and sends is only what the line says plainly; anything else is left to apt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tasks import apt_relay
+
+pytestmark = pytest.mark.unit
+
+REAL = (Path(__file__).parents[1] / "fixtures/apt/print-uris-bookworm.txt").read_text().splitlines()
+
+
+def test_each_deb_apt_would_download_is_read_with_its_sha256() -> None:
+    debs = apt_relay.debs(REAL)
+    assert [(d.file, d.size) for d in debs] == [
+        ("libb64-0d_1.2-5+b1_amd64.deb", 10116),
+        ("libpython3.11_3.11.2-6+deb12u8_amd64.deb", 1988456),
+    ]
+    assert (
+        debs[1].url == "http://deb.debian.org/debian/pool/main/p/python3.11/libpython3.11_3.11.2-6%2bdeb12u8_amd64.deb"
+    )
+    assert debs[1].sha256 == "63845d53d5f64d2362cfb6007ec175ad1c6044cebe60a1885eff76d2ce637c35"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        REAL[0].replace("libb64-0d_1.2-5+b1_amd64.deb", "../../etc/cron.d/x.deb"),  # a name that climbs
+        REAL[0].replace(" libb64-0d_1.2-5+b1_amd64.deb ", " .hidden.deb "),
+        REAL[0].replace("SHA256:b0e1d6fde8bdccc18c3884144aede064dc82464dd4777275fa80e74c05583e82", "MD5Sum:c5e6d7fa"),
+        REAL[0].replace("'http://", "'file:///"),  # not a download the controller makes
+        REAL[0].replace(" 10116 ", " -1 "),
+    ],
+    ids=["climbs", "hidden", "md5", "file-url", "size"],
+)
+def test_a_line_that_is_not_plainly_a_deb_with_its_sha256_is_left_to_apt(line: str) -> None:
+    assert apt_relay.debs([line, REAL[1]]) == apt_relay.debs([REAL[1]])
