@@ -10,6 +10,7 @@ apt, which downloads it as before."""
 from __future__ import annotations
 
 import re
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,12 +37,19 @@ class Deb:
 
 def debs(lines: list[str]) -> list[Deb]:
     """The .debs of `apt-get --print-uris install` output; a line that is not one (a name that is no plain
-    .deb name, a hash that is not SHA256) is skipped: apt downloads that one itself."""
+    .deb name, a hash that is not SHA256, a URL that is not that package's file in an archive's pool/) is skipped: apt
+    downloads that one itself. The host names the URLs: the controller fetches nothing else for it (and
+    keeps, or sends on, only what has the sha256 the host's lists give)."""
     found = []
     for line in lines:
         match = _URI_LINE.match(line.strip())
-        if match and _DEB_NAME.match(match["file"]):
-            found.append(Deb(match["url"], match["file"], int(match["size"]), match["sha256"]))
+        if not match or not _DEB_NAME.match(match["file"]):
+            continue
+        # the pool's file of the same package (its name has no epoch: apt's name for it may, as %3a)
+        pooled = urllib.parse.unquote(urllib.parse.urlsplit(match["url"]).path.rsplit("/pool/", 1)[-1])
+        if "/pool/" not in match["url"] or pooled.rsplit("/", 1)[-1].split("_")[0] != match["file"].split("_")[0]:
+            continue
+        found.append(Deb(match["url"], match["file"], int(match["size"]), match["sha256"]))
     return found
 
 

@@ -7,7 +7,6 @@ name (SCM_CREDENTIALS: a privileged sender may give any pid); the models' code i
     python3 systemd_main_pid.py UNIT NEW_PID_FILE
 """
 
-import os
 import socket
 import struct
 import subprocess
@@ -28,7 +27,13 @@ def main(unit, new_pid_file):
     old = main_pid(unit)
     if old == new:
         return 0
-    if not old or not os.path.isdir(f"/proc/{new}"):
+    try:
+        with open(f"/proc/{new}/cmdline", "rb") as f:
+            command = f.read().replace(b"\0", b" ")
+    except OSError:
+        command = b""
+    # still the proven server (not a pid used again since), and no python backend stub of it
+    if not old or b"tritonserver" not in command or b"triton_python_backend_stub" in command:
         print(f"{unit}: no main process ({old}) or no new server (pid {new}) to hand over to", file=sys.stderr)
         return 1
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

@@ -35,8 +35,19 @@ def test_each_deb_apt_would_download_is_read_with_its_sha256() -> None:
         REAL[0].replace("SHA256:b0e1d6fde8bdccc18c3884144aede064dc82464dd4777275fa80e74c05583e82", "MD5Sum:c5e6d7fa"),
         REAL[0].replace("'http://", "'file:///"),  # not a download the controller makes
         REAL[0].replace(" 10116 ", " -1 "),
+        REAL[0].replace("http://deb.debian.org/debian/pool/main/libb/libb64/", "http://169.254.169.254/latest/"),
+        REAL[0].replace("libb64-0d_1.2-5%2bb1_amd64.deb'", "other_1.0_amd64.deb'"),  # another package's file
     ],
-    ids=["climbs", "hidden", "md5", "file-url", "size"],
+    ids=["climbs", "hidden", "md5", "file-url", "size", "not-a-pool", "another-file"],
 )
 def test_a_line_that_is_not_plainly_a_deb_with_its_sha256_is_left_to_apt(line: str) -> None:
     assert apt_relay.debs([line, REAL[1]]) == apt_relay.debs([REAL[1]])
+
+
+def test_a_package_with_an_epoch_is_read_though_apt_names_its_file_with_it() -> None:
+    """apt's archive name carries the epoch (1%3a), the pool's file does not."""
+    line = (
+        "'http://deb.debian.org/debian/pool/main/z/zlib/zlib1g_1.2.13.dfsg-1_amd64.deb' "
+        "zlib1g_1%3a1.2.13.dfsg-1_amd64.deb 88848 SHA256:" + "a" * 64
+    )
+    assert [d.file for d in apt_relay.debs([line])] == ["zlib1g_1%3a1.2.13.dfsg-1_amd64.deb"]
