@@ -19,7 +19,7 @@ from pyinfra.facts.server import Date
 
 import remote
 from run import host_log
-from tasks import apt_relay, private_upload
+from tasks import apt_lists_relay, apt_relay, private_upload
 
 # apt-get update only when the lists are older than this; fresh lists are reused.
 APT_LISTS_MAX_AGE = timedelta(hours=6)
@@ -70,7 +70,8 @@ def installed(
     local record of the check; manifest_sha256: the cache manifest's digest the controller kept (read
     from digest_store by the deploy), where the new one is kept after apt ran ("" = not kept: the cached
     files are then fetched again each time). relay: the controller's cache folder where the host's downloads
-    go through it (tasks/apt_relay.py: the .debs, once the lists are fresh), else ""."""
+    go through it (tasks/apt_lists_relay.py: the lists an update fetches; tasks/apt_relay.py: the .debs,
+    once the lists are fresh), else ""."""
     if not packages:
         host.noop("no apt packages needed")
         return
@@ -114,7 +115,10 @@ def installed(
     )
     if stale:
         # lists past their age: apt may find newer packages than the recorded .debs, so apt installs
-        yield update
+        if relay and update is not None:
+            yield apt_lists_relay.updated(apt_options(cache_dir), f"{cache_dir}/lists/partial", relay, update)
+        else:
+            yield update
         if relay:
             yield apt_relay.sent(apt_options(cache_dir), missing, f"{cache_dir}/archives", relay)
         yield install

@@ -207,7 +207,8 @@ def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
     the other two are provisioned at once and serving, the run fails, and the summary names every host.
     Their hub model crossed from the hub once: the controller fetched each file and sent it to both
     (tasks/hub_relay.py), each host checked it against the hub's list it read itself; so did their apt
-    packages (tasks/apt_relay.py: their apt caches emptied first), each checked against the host's lists."""
+    packages (tasks/apt_relay.py: their apt caches emptied first), each checked against the host's lists, and
+    the lists themselves (tasks/apt_lists_relay.py), each checked by the host's apt against its InRelease."""
     tiny_models.make("classifier", tmp_path / "clf", seed=3)
     hub.add("fleet/clf", tmp_path / "clf")
     model = {"name": "clf_hub", "source": "hub:fleet/clf@main", "task": "text-classification"}
@@ -242,6 +243,20 @@ def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
         assert len(debs) == 2 and all(n == of != "0" for n, of, _ in debs), out[-6000:]
         for h in two_hosts:  # what the controller sent is what the host installed from
             assert "libpython3.11_" in h.ssh("ls /persist/apt/archives").stdout
+        lists = re.findall(
+            r"apt: (\d+) of (\d+) package lists \((\d+) bytes\) from the controller's copy, each checked by apt "
+            r"against its signed InRelease; from the mirror: Fetched ([\d.,]+) ([kMG]?B) in",
+            out,
+        )
+        assert len(lists) == 2 and all(n == of != "0" for n, of, *_ in lists), out[-6000:]
+        assert lists[0][2] == lists[1][2] and int(lists[0][2]) > 1_000_000  # the same files for both
+        # apt took each list sent as its own download: it fetched from the mirror only the InRelease (~150 kB),
+        # not the index files (~18 MB: with them sent in a compression apt does not ask for, it did)
+        assert all(unit == "B" or (unit == "kB" and float(size.replace(",", "")) < 1000) for *_, size, unit in lists), (
+            lists
+        )
+        for h in two_hosts:
+            assert "_main_binary-amd64_Packages" in h.ssh("ls /persist/apt/lists").stdout
         summary = out[out.index("--> Summary:") :]
         assert "[tb1] OK" in summary and "[tb2] OK" in summary
         assert (

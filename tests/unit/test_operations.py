@@ -33,7 +33,7 @@ from compat.venv_plan import VenvPlan
 from config.hub_folders import HubAccess
 from config.layout import Layout
 from config.settings import load
-from tasks import apt_relay, controller_downloads, hub_relay, private_upload
+from tasks import apt_lists_relay, apt_relay, controller_downloads, hub_relay, private_upload
 from tasks.retention import Kept
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
@@ -132,6 +132,12 @@ def _text(command: Any) -> str:
     if isinstance(command, apt_relay._SentDebs):  # what the host is asked, where the .debs go, through which cache
         asked, archives, cache_dir = command.args
         return f"<from the controller's cache {cache_dir}: the .debs of `{asked.get_raw_value()}` to {archives}>"
+    if isinstance(command, apt_lists_relay._SentLists):  # what the host is asked, where the lists go, then what
+        asked, partial, cache_dir, update = command.args
+        return (
+            f"<from the controller's cache {cache_dir}: the lists of `{asked.get_raw_value()}` to {partial}, "
+            f"then `{update.get_raw_value()}`>"
+        )
     if isinstance(command, FunctionCommand):
         return f"<function {command.function.__name__}>"
     if isinstance(command, FileUploadCommand):
