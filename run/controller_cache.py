@@ -20,6 +20,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from remote._common import sha256 as _sha256
@@ -104,13 +105,14 @@ def _download(url: str, sha256: str, cache_dir: Path) -> Path:
             os.unlink(part)
 
 
-def fetched(url: str, sha256: str, cache_dir: Path) -> Path:
+def fetched(url: str | Callable[[], str], sha256: str, cache_dir: Path) -> Path:
     """The controller's copy of url, whose sha256 is this: fetched once, then taken from the cache while it
-    still agrees (a cached file altered since is fetched again)."""
+    still agrees (a cached file altered since is fetched again). url: or what finds it (an index's pages,
+    read only where the cache lacks the file)."""
     cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     final = cache_dir / sha256
     with _lock_for(sha256), open(cache_dir / f".{sha256}.lock", "a") as lock_file:
         _flocked(lock_file)
         if final.is_file() and file_sha256(final) == sha256:
             return final
-        return _download(url, sha256, cache_dir)
+        return _download(url() if callable(url) else url, sha256, cache_dir)

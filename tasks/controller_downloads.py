@@ -5,9 +5,9 @@ which takes it only once its own sha256 check agrees (remote/actions/checked_mov
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 
 from pyinfra.api import FunctionCommand, StringCommand
@@ -63,10 +63,21 @@ def unsafe_lock_names(lock: str) -> list[str]:
     return [entry.filename for entry in lock_digests.entries(lock) if not _WHEEL_NAME.match(entry.filename)]
 
 
-@cache
+# the lock's files' URLs read this run, per (lock, index, torch's index, find-links): one read for every host
+_urls_read: dict[tuple[str, str, str | None, str], dict[str, str]] = {}
+_urls_guard = threading.Lock()
+
+
 def _wheel_urls(lock: str, index_url: str, torch_index: str | None, find_links: str) -> dict[str, str]:
-    """The lock's files' URLs, read from the index pages once per run for every host."""
-    return lock_digests.wheel_urls(lock, index_url, torch_index, find_links, lock_digests.urllib_fetch)
+    """The lock's files' URLs, read from the index pages once per run for every host: hosts run as greenlets,
+    and the second to ask waits for the first one's read (the pages of a large lock are tens of MB)."""
+    key = (lock, index_url, torch_index, find_links)
+    with _urls_guard:
+        if key not in _urls_read:
+            _urls_read[key] = lock_digests.wheel_urls(
+                lock, index_url, torch_index, find_links, lock_digests.urllib_fetch
+            )
+        return _urls_read[key]
 
 
 def wheel_url(plan: VenvPlan, filename: str) -> Callable[[], str]:
@@ -91,7 +102,7 @@ class _Sent(FunctionCommand):
     def execute(self, state, host, connector_arguments):
         url, sha256, dest, cache_dir = self.args
         try:
-            local = controller_cache.fetched(url() if callable(url) else url, sha256, Path(cache_dir))
+            local = controller_cache.fetched(url, sha256, Path(cache_dir))  # url() asked only where not cached
         except controller_cache.FetchError as exc:
             host.log(str(exc))
             return False

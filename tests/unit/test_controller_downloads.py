@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import subprocess
+import threading
 import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
@@ -61,6 +62,50 @@ def test_a_file_is_fetched_once_kept_under_its_sha256_and_fetched_again_once_alt
     first.write_bytes(b"altered on the controller")
     assert controller_cache.fetched(url, sha, cache).read_bytes() == b"a build" * 1000
     assert _gets(mirror, "triton.tar.gz") == 2
+
+
+def test_what_finds_a_files_url_is_asked_only_where_the_cache_lacks_the_file(mirror, tmp_path) -> None:
+    """A kept lock's wheel URL comes from the index's pages (tens of MB for a large lock): a file the cache holds
+    needs none of them."""
+    url, sha = _placed(mirror, "six.whl", b"a wheel" * 100)
+    asked: list[str] = []
+
+    def finds() -> str:
+        asked.append(url)
+        return url
+
+    cache = tmp_path / "cache"
+    assert controller_cache.fetched(finds, sha, cache).read_bytes() == b"a wheel" * 100
+    assert controller_cache.fetched(finds, sha, cache) == cache / sha
+    assert len(asked) == 1 and _gets(mirror, "six.whl") == 1
+
+
+def test_hosts_asking_at_once_read_the_index_pages_once(monkeypatch) -> None:
+    """Hosts run at once (greenlets; threads here): the second host to ask for the lock's URLs waits for the
+    first one's read of the pages instead of reading them all again."""
+    reads: list[str] = []
+    second_read = threading.Event()
+
+    def wheel_urls(lock, index_url, torch_index, find_links, fetch) -> dict[str, str]:
+        reads.append(lock)
+        if len(reads) == 1:
+            second_read.wait(timeout=1.0)  # held open until another read starts (none should), or 1 s
+        else:
+            second_read.set()
+        return {SIX_WHEEL: "https://files.example/six.whl"}
+
+    monkeypatch.setattr(controller_downloads.lock_digests, "wheel_urls", wheel_urls)
+    monkeypatch.setattr(controller_downloads, "_urls_read", {})
+    found: list[dict[str, str]] = []
+    hosts = [
+        threading.Thread(target=lambda: found.append(controller_downloads._wheel_urls(LOCK, "", None, "")))
+        for _ in range(2)
+    ]
+    for host in hosts:
+        host.start()
+    for host in hosts:
+        host.join()
+    assert len(reads) == 1 and found == [{SIX_WHEEL: "https://files.example/six.whl"}] * 2
 
 
 def test_a_wrong_sha256_or_a_cut_transfer_keeps_nothing_and_says_what_to_fix(mirror, tmp_path) -> None:
