@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 from collections.abc import Iterable
@@ -40,6 +41,14 @@ def mirror_bytes(mirror: Mirror, since: int) -> int:
     request number `since`."""
     lines = mirror.log_path.read_text().splitlines()[since:] if mirror.log_path.exists() else []
     return sum(int(line.rsplit(" ", 1)[1]) for line in lines)
+
+
+def cpu_busy_seconds(stat: Path = Path("/proc/stat")) -> float:
+    """CPU seconds this machine has spent busy so far, every core and process (the test hosts' too: they
+    share its kernel): user, nice, system, irq, softirq and steal of /proc/stat's first line."""
+    fields = [int(v) for v in stat.read_text().splitlines()[0].split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def network_bytes(dev: Path = Path("/proc/net/dev")) -> int:

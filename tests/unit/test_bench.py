@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from bench.common import median_table, mirror_bytes, network_bytes, per_step_medians, ratio
+from bench.common import cpu_busy_seconds, median_table, mirror_bytes, network_bytes, per_step_medians, ratio
 
 
 def test_ratio_is_the_median_of_ratios_within_runs_not_of_medians() -> None:
@@ -59,3 +60,10 @@ def test_regress_gives_each_tree_only_the_settings_its_defaults_name() -> None:
     from config.settings import Settings
 
     assert known_settings(Path(__file__).resolve().parents[2]) == {f.name for f in fields(Settings)}
+
+
+def test_cpu_busy_seconds_counts_every_busy_field_but_idle_and_iowait(tmp_path: Path) -> None:
+    stat = tmp_path / "stat"  # this machine's /proc/stat, 2026-12-05 (CLK_TCK 100)
+    stat.write_text("cpu  2989589 0 1232109 9854946 77239 0 17687 14247 0 0\ncpu0 1494790 0 616054 4927473 38619 0\n")
+    ticks = 2989589 + 0 + 1232109 + 0 + 17687 + 14247  # user nice system irq softirq steal
+    assert cpu_busy_seconds(stat) == ticks / os.sysconf("SC_CLK_TCK")
