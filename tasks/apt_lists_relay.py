@@ -13,15 +13,12 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 
 from pyinfra.api import FunctionCommand, QuoteString, StringCommand
 
-import remote
 from remote._http import OPENER, masked, request
 from run import controller_cache
-from tasks import private_upload
-from tasks.controller_downloads import SENT_SUFFIX
+from tasks.apt_relay import staged_from_cache
 
 # `'URL' NAME SIZE` (and maybe a hash): one line per file `apt-get --print-uris update` would fetch
 _URI_LINE = re.compile(r"^'(?P<url>https?://[^'\s]+)' (?P<name>[A-Za-z0-9][A-Za-z0-9._~%+-]*) \d+(?: \S+)?$")
@@ -157,18 +154,12 @@ class _SentLists(FunctionCommand):
                     releases[url.removesuffix("InRelease")] = release(_inrelease(url))
                 except (OSError, ValueError) as exc:
                     host.log(f"apt: the controller could not read {masked(url)} ({exc}); the host fetches its lists")
-        wanted, sent, moves = index_files(uris, releases), 0, []
-        for index in wanted:
-            try:
-                local = controller_cache.fetched(index.url, index.sha256, Path(cache_dir))
-            except controller_cache.FetchError as exc:
-                host.log(f"apt: {exc}; the host downloads it itself")
-                continue
-            dest = f"{partial}/{index.partial_name}"
-            if not private_upload.put_now(host, dest + SENT_SUFFIX, str(local), "644", connector_arguments):
-                return False
-            moves.append(remote.shell("checked_move.sh", dest + SENT_SUFFIX, dest, index.sha256))
-            sent += index.size
+        wanted = index_files(uris, releases)
+        files = [(f.url, f.sha256, f"{partial}/{f.partial_name}", f.size) for f in wanted]
+        staged = staged_from_cache(host, files, cache_dir, connector_arguments)
+        if staged is None:
+            return False
+        moves, sent = staged
         chain: list = []
         for move in moves:
             chain += [move, "&&"]

@@ -61,6 +61,27 @@ def print_uris(apt_options: list[str], packages: list[str]) -> StringCommand:
     )  # fmt: skip
 
 
+def staged_from_cache(
+    host, files: list[tuple[str, str, str, int]], cache_dir: str, connector_arguments: dict
+) -> tuple[list[StringCommand], int] | None:
+    """Each (URL, sha256, DEST, size) fetched into the controller's cache (once for every host) and put beside
+    DEST on the host; the commands that move each into place where the host's own sha256 check agrees, and the
+    bytes sent. A file the controller cannot fetch is left to apt (logged); None where a send failed."""
+    moves: list[StringCommand] = []
+    sent = 0
+    for url, sha256, dest, size in files:
+        try:
+            local = controller_cache.fetched(url, sha256, Path(cache_dir))
+        except controller_cache.FetchError as exc:
+            host.log(f"apt: {exc}; the host downloads it itself")
+            continue
+        if not private_upload.put_now(host, dest + SENT_SUFFIX, str(local), "644", connector_arguments):
+            return None
+        moves.append(remote.shell("checked_move.sh", dest + SENT_SUFFIX, dest, sha256))
+        sent += size
+    return moves, sent
+
+
 class _SentDebs(FunctionCommand):
     """Asks the host which .debs its install needs, fetches each into the controller's cache (once for every
     host) and sends it to the archive folder, taken there by the host's own sha256 check."""
@@ -72,18 +93,12 @@ class _SentDebs(FunctionCommand):
         if not ok:
             host.log("apt: the host could not list the packages its install needs; apt downloads them itself")
             return True
-        wanted, sent, moves = debs(out.stdout_lines), 0, []
-        for deb in wanted:
-            try:
-                local = controller_cache.fetched(deb.url, deb.sha256, Path(cache_dir))
-            except controller_cache.FetchError as exc:
-                host.log(f"apt: {exc}; the host downloads it itself")
-                continue
-            dest = f"{archives}/{deb.file}"
-            if not private_upload.put_now(host, dest + SENT_SUFFIX, str(local), "644", connector_arguments):
-                return False
-            moves.append(remote.shell("checked_move.sh", dest + SENT_SUFFIX, dest, deb.sha256))
-            sent += deb.size
+        wanted = debs(out.stdout_lines)
+        files = [(deb.url, deb.sha256, f"{archives}/{deb.file}", deb.size) for deb in wanted]
+        staged = staged_from_cache(host, files, cache_dir, connector_arguments)
+        if staged is None:
+            return False
+        moves, sent = staged
         if moves:
             chain: list = []
             for move in moves:
