@@ -82,6 +82,13 @@ def _suite_of(url: str, suites: list[str]) -> str:
     return max(inside, key=len, default="")
 
 
+def _uncompressed(name: str) -> str:
+    """name without the compression suffix apt may give it (Packages.gz -> Packages)."""
+    for ext in COMPRESSIONS:
+        name = name.removesuffix(f".{ext}")
+    return name
+
+
 def index_files(uris: list[tuple[str, str]], releases: dict[str, Release]) -> list[IndexFile]:
     """The index files to send: for each index apt would fetch, in a suite whose InRelease the controller
     read (releases: the InRelease's folder URL -> what it says), the first compression in apt's order
@@ -92,10 +99,7 @@ def index_files(uris: list[tuple[str, str]], releases: dict[str, Release]) -> li
         relative = url[len(base) :]
         if not base or relative in ("InRelease", "Release", "Release.gpg") or ".." in relative.split("/"):
             continue
-        suite = releases[base]
-        stem = relative
-        for ext in COMPRESSIONS:
-            stem = stem.removesuffix(f".{ext}")
+        suite, stem, bare = releases[base], _uncompressed(relative), _uncompressed(name)
         if suite.no_arch_all_packages and re.fullmatch(r"[^/]+(/[^/]+)*/binary-all/Packages", stem):
             continue
         for ext in COMPRESSIONS:
@@ -105,9 +109,6 @@ def index_files(uris: list[tuple[str, str]], releases: dict[str, Release]) -> li
             sha256, size = entry
             folder = stem.rsplit("/", 1)[0]
             where = f"{base}{folder}/by-hash/SHA256/{sha256}" if suite.by_hash else f"{base}{stem}.{ext}"
-            bare = name
-            for known in COMPRESSIONS:
-                bare = bare.removesuffix(f".{known}")
             if size <= INDEX_MAX_BYTES:
                 found.append(IndexFile(where, sha256, size, f"{bare}.{ext}"))
             break
