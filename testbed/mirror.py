@@ -1,7 +1,8 @@
 """A local artifact mirror: an HTTP server on loopback serving files the tests place there.
 
 It stands in for the download sources a real host uses (a Triton tarball URL, a wheel
-index), and keeps an access log so a test can prove that nothing was fetched. Usage:
+index, PyPI through a cache: testbed/pypi_cache.py), and keeps an access log so a test can
+prove that nothing was fetched. Usage:
 
     python -m testbed.mirror DIR [--port 0]
 """
@@ -18,6 +19,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from remote._common import sha256
+from testbed.pypi_cache import JSON_TYPE, NotFound, PypiCache
 
 
 def sha256_of(path: Path) -> str:
@@ -39,8 +41,12 @@ class _Handler(SimpleHTTPRequestHandler):
         sent = self.headers_sent_size() if status == 200 and self.command == "GET" else 0  # a HEAD sends none
         self.mirror._record(self.command, self.path, status, sent)
 
+    pypi_size = 0  # bytes of a /pypi/ answer
+
     def headers_sent_size(self) -> int:
         """Bytes of the file this request asked for (what a 200 sends)."""
+        if self.pypi_size:
+            return self.pypi_size
         path = self.translate_path(self.path)
         try:
             return Path(path).stat().st_size
@@ -77,10 +83,37 @@ class _Handler(SimpleHTTPRequestHandler):
                 time.sleep(ahead)
         return None
 
+    def _pypi(self, head: bool) -> None:
+        """/pypi/simple/NAME/ and /pypi/files/...: PyPI through the mirror's cache (testbed/pypi_cache.py)."""
+        rest = self.path.split("?", 1)[0][len("/pypi") :]
+        pypi = self.mirror.pypi
+        assert pypi is not None
+        try:
+            if rest.startswith("/simple/"):
+                content_type, body = JSON_TYPE, pypi.page(rest, f"{self.mirror.url}/pypi/files")
+            else:
+                content_type, body = "application/octet-stream", pypi.file(rest).read_bytes()
+        except NotFound:
+            self.send_error(404, "not on PyPI")
+            return
+        except OSError as exc:
+            self.send_error(502, f"PyPI did not answer: {type(exc).__name__}")
+            return
+        self.pypi_size = len(body)
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
     def do_HEAD(self):
-        if not self._refused():
-            self._slowed()
-            super().do_HEAD()
+        if self._refused():
+            return
+        if self.mirror.pypi is not None and self.path.startswith("/pypi/"):
+            return self._pypi(head=True)
+        self._slowed()
+        super().do_HEAD()
 
     def do_GET(self):
         """/_cut/N/PATH sends PATH's headers (its full Content-Length) and N bytes, then drops the
@@ -88,6 +121,8 @@ class _Handler(SimpleHTTPRequestHandler):
         Every other path is served as a file."""
         if self._refused():
             return None
+        if self.mirror.pypi is not None and self.path.startswith("/pypi/"):
+            return self._pypi(head=False)
         self._slowed()
         if not self.path.startswith("/_cut/"):
             return super().do_GET()
@@ -107,8 +142,16 @@ class _Handler(SimpleHTTPRequestHandler):
 class Mirror:
     """An HTTP file server on 127.0.0.1 over one directory, with an access log."""
 
-    def __init__(self, root: Path, port: int = 0, host: str = "127.0.0.1", allow: tuple[str, ...] | None = None):
+    def __init__(
+        self,
+        root: Path,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        allow: tuple[str, ...] | None = None,
+        pypi: PypiCache | None = None,
+    ):
         self.allow = allow  # peer addresses admitted; None: every peer
+        self.pypi = pypi  # PyPI's index under /pypi/simple/ (None: not served)
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.log_path = self.root.parent / f"{self.root.name}-access.log"

@@ -58,7 +58,8 @@ def mirror_settings(mirror) -> dict:
     link = mirror.root / "wheels" / TORCH_WHEEL.name
     if not link.exists():
         link.symlink_to(TORCH_WHEEL)
-    return {
+    pypi = {"pip_index_url": f"{mirror.url}/pypi/simple/"} if mirror.pypi else {}  # PyPI, cached per machine
+    return pypi | {
         "triton_pytriton_url": wheel_url,
         "pip_find_links": f"{mirror.url}/wheels/",
         "torch_index_url": "",

@@ -10,8 +10,10 @@ import pytest
 
 import testbed
 from testbed import TestHost
+from testbed.config import CACHE_DIR
 from testbed.hub import Hub
 from testbed.mirror import Mirror
+from testbed.pypi_cache import PypiCache
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -72,7 +74,8 @@ def served(mirror: Mirror) -> dict:
 @pytest.fixture(scope="session")
 def mirror(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mirror]:
     """The local artifact mirror on loopback, for the whole session."""
-    with Mirror(tmp_path_factory.mktemp("mirror") / "files") as m:
+    # PyPI through a cache that both test workers share: each file is fetched from PyPI once per machine
+    with Mirror(tmp_path_factory.mktemp("mirror") / "files", pypi=PypiCache(CACHE_DIR / "pypi")) as m:
         yield m
 
 
