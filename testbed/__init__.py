@@ -9,7 +9,7 @@ notebook reset) and keeps `/persist`; `restart` stops a host and boots it again 
 root file system kept (a reboot); `down` kills each host's namespace by the process id it
 recorded, unmounts and deletes. Usage:
 
-    python -m testbed up --hosts 2 [--release bookworm] [--init systemd] [--user ops]
+    python -m testbed up --hosts 2 [--release bookworm] [--init systemd] [--user ops] [--fresh]
     python -m testbed reset tb1
     python -m testbed restart tb1
     python -m testbed remove tb1

@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     p_up.add_argument("--init", choices=INITS, default="none", help="systemd: boot systemd as PID 1 (a VM)")
     p_up.add_argument("--user", default="root", help="log in as this user with passwordless sudo (needs systemd)")
     p_up.add_argument("--prefix", default="tb", help="host names: PREFIX1, PREFIX2 ...")
+    p_up.add_argument("--fresh", action="store_true", help="first take down the hosts the bed holds")
     p_reset = sub.add_parser("reset", help="restore a host's root fs to fresh, keep /persist")
     p_reset.add_argument("name")
     p_restart = sub.add_parser("restart", help="stop a host and boot it again, its disk kept (a reboot)")
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("the testbed mounts file systems and makes namespaces: run it as root")
     try:
         if args.cmd == "up":
-            up(args.hosts, args.release, args.prefix, args.init, args.user)
+            up(args.hosts, args.release, args.prefix, args.init, args.user, fresh=args.fresh)
             print(inventory_path())
         elif args.cmd == "reset":
             reset(args.name)

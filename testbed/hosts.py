@@ -13,7 +13,7 @@ from testbed.config import _NAME_RE, FIRST_SSH_PORT, LAST_SSH_PORT, STATE_DIR, H
 from testbed.identity import _add_sudo_user, _configure_vm, _install_identity, client_key
 from testbed.images import ensure_base
 from testbed.inventory import inventory_path, known_hosts, write_access
-from testbed.state import _locked
+from testbed.state import _locked, load_hosts
 
 
 def _boot(host: Host) -> None:
@@ -31,9 +31,19 @@ def _boot(host: Host) -> None:
 
 
 def up(
-    count: int = 1, release: str = "bookworm", prefix: str = "tb", init: str = "none", user: str = "root"
+    count: int = 1,
+    release: str = "bookworm",
+    prefix: str = "tb",
+    init: str = "none",
+    user: str = "root",
+    fresh: bool = False,
 ) -> list[Host]:
-    """Start count fresh hosts (more if some already run) and write their inventory."""
+    """Start count fresh hosts (more if some already run) and write their inventory. fresh: first take
+    down every host the bed holds, as a test session does at its start (a run killed before its end
+    leaves its hosts running and recorded: the next run's hosts would get other names and ports)."""
+    if fresh and load_hosts():
+        _log("taking down the hosts an earlier run left in this bed")
+        down()
     if not _NAME_RE.match(prefix):
         raise TestbedError(f"host name prefix {prefix!r}: use lower-case letters and digits")
     if user != "root" and init != "systemd":

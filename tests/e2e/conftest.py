@@ -37,8 +37,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def testbed_hosts() -> Iterator[list[TestHost]]:
-    """Two fresh hosts for the whole session; all of them go down at its end."""
-    made = testbed.up(2)
+    """Two fresh hosts for the whole session, tb1 and tb2 (what a run killed before its end left in this
+    worker's bed is taken down first); all of them go down at its end."""
+    made = testbed.up(2, fresh=True)
     try:
         yield [TestHost(h) for h in made]
     finally:

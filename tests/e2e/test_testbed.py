@@ -120,6 +120,24 @@ def test_up_reset_down_leave_nothing_behind(tmp_path: Path) -> None:
         assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
 
 
+def test_up_fresh_takes_down_what_a_killed_run_left(tmp_path: Path) -> None:
+    """A run killed before its end leaves its hosts running and recorded; the next session's `up --fresh`
+    stops them and starts its own under the names and ports the tests expect (tb1 on the bed's first)."""
+    state = tmp_path / "tb"
+    _testbed_cli(state, "up", "--hosts", "1", "--prefix", "left")
+    left = json.loads((state / "state.json").read_text())["hosts"]["left1"]
+    _testbed_cli(state, "up", "--hosts", "1")  # a killed run's own tb1 too
+    try:
+        _testbed_cli(state, "up", "--hosts", "2", "--fresh")
+        hosts = json.loads((state / "state.json").read_text())["hosts"]
+        first = bed_ports(worker_number(os.environ.get("PYTEST_XDIST_WORKER", "")), nested=True).ssh_first
+        assert {name: h["ssh_port"] for name, h in hosts.items()} == {"tb1": first, "tb2": first + 1}
+        stat = Path(f"/proc/{left['pid']}/stat")
+        assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    finally:
+        _testbed_cli(state, "down")
+
+
 def test_a_systemd_host_boots_reboots_resets_and_goes_away_cleanly(tmp_path: Path) -> None:
     """`up --init systemd --user ops`: systemd is PID 1 and reaches `running`; the user has sudo;
     `restart` keeps the disk and empties /run; `reset` drops the disk but /persist; `down` leaves no
