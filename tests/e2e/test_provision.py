@@ -294,7 +294,7 @@ def test_uploaded_wheelhouse_for_an_air_gapped_host(host: TestHost, served: dict
     assert host.ssh("ls -A /persist/uploaded-wheels").stdout.split() == [artifacts.TORCH_WHEEL.name]
 
 
-def test_dry_prints_the_plan_and_changes_nothing(host: TestHost, inv: Path) -> None:
+def test_dry_prints_the_plan_and_changes_nothing(host: TestHost, inv: Path, served: dict) -> None:
     host.ssh("rm -rf /persist/downloads")  # earlier tests cached the artifact on this host's /persist
     before = host.ssh(SNAPSHOT).stdout
     res = run_pyinfra(inv, "deploy/provision.py", "-y", "--dry")
@@ -302,7 +302,8 @@ def test_dry_prints_the_plan_and_changes_nothing(host: TestHost, inv: Path) -> N
     assert res.returncode == 0, out[-4000:]
     plan = out[out.index("== plan for tb1") :].splitlines()[:9]
     assert "  apt      libpython3.11 to add" in plan
-    assert "  torch    torch==2.13.0+cpu from PyPI and find-links http://127.0.0.1" in "\n".join(plan)
+    index = served["pip_index_url"]  # the mirror's PyPI stand-in (testbed/pypi_cache.py)
+    assert f"  torch    torch==2.13.0+cpu from {index} and find-links {served['pip_find_links']}" in plan, plan
     size = artifacts.pytriton_wheel().stat().st_size  # what the mirror serves as the artifact
     want = f"  triton   2.51.0 sha256 21f063ff93bb..., to download ({size / (1 << 20):.1f} MiB) from http://"
     assert any(line.startswith(want) for line in plan), plan
