@@ -14,8 +14,8 @@ class UnsafeArchive(ValueError):
     """A member would write or point outside the destination, or is a device, fifo or set-id file."""
 
 
-def _clean_name(name, strip, top):
-    """The member's path inside the destination, or None for the archive's top directories itself."""
+def _parts(name):
+    """A member's name as its path's parts; refuses absolute and Windows paths and '..'."""
     while name.startswith("./"):
         name = name[2:]
     if name.startswith("/") or "\\" in name:
@@ -23,10 +23,30 @@ def _clean_name(name, strip, top):
     parts = [p for p in name.split("/") if p not in ("", ".")]
     if ".." in parts:
         raise UnsafeArchive(f"{name!r} climbs out of the archive with '..'")
+    return parts
+
+
+def _clean_name(name, strip, top):
+    """The member's path inside the destination, or None for the archive's top directories itself."""
+    parts = _parts(name)
     if top is not None and (not parts or parts[0] != top):
         raise UnsafeArchive(f"{name!r} is outside {top}/")
     parts = parts[strip:]
     return "/".join(parts) if parts else None
+
+
+class _Outside(Exception):
+    """A layer's member outside the folder kept from it (apply_layer): left out, not refused."""
+
+
+def _kept_name(name, keep):
+    """A layer member's path relative to the kept folder (parts of it: ["opt", "tritonserver"]); None for
+    the folder itself; _Outside for anything else."""
+    parts = _parts(name)
+    if parts[: len(keep)] != keep:
+        raise _Outside(name)
+    rest = parts[len(keep) :]
+    return "/".join(rest) if rest else None
 
 
 def _no_link_on_the_way(dest, rel):
@@ -43,19 +63,30 @@ def _inside(dest, path):
     return real == dest or real.startswith(dest + _os.sep)
 
 
-def extract_tar(archive, dest, strip=0, top=None):
+def extract_tar(archive, dest, strip=0, top=None, keep=None):
     """Extract a tar archive into dest (which exists), member by member, refusing the unsafe: names
     with '..' or absolute, anything under a symlink, links whose target leaves dest (checked when
     written, and again for every link once all are there), hard links to anything but a regular file
     already extracted, devices and fifos, setuid and setgid bits. Owners are not kept; group and other
-    write bits are dropped. archive: a path, or a file object open for reading (read from where it is)."""
+    write bits are dropped. archive: a path, or a file object open for reading (read from where it is).
+    keep (an image layer: a folder's parts, ["opt", "tritonserver"]): only that folder's members, as paths
+    inside it; the others and the layer's whiteouts (apply_layer applies them) are left out."""
     dest = _os.path.realpath(dest)
     links = []
     source = {"fileobj": archive} if hasattr(archive, "read") else {"name": archive}
+
+    def name_of(member_name):
+        if keep is None:
+            return _clean_name(member_name, strip, top)
+        return _kept_name(member_name, keep)
+
     with _tarfile.open(**source) as tar:
         for m in tar:
-            rel = _clean_name(m.name, strip, top)
-            if rel is None:
+            try:
+                rel = name_of(m.name)
+            except _Outside:
+                continue
+            if rel is None or (keep is not None and rel.rsplit("/", 1)[-1].startswith(WHITEOUT)):
                 continue
             if not (m.isfile() or m.isdir() or m.issym() or m.islnk()):
                 raise UnsafeArchive(f"{m.name!r} is a device, fifo or other special file")
@@ -69,8 +100,8 @@ def extract_tar(archive, dest, strip=0, top=None):
                 links.append(target)
             if m.islnk():
                 try:
-                    source = _clean_name(m.linkname, strip, top)
-                except UnsafeArchive:
+                    source = name_of(m.linkname)
+                except (UnsafeArchive, _Outside):
                     raise UnsafeArchive(f"{m.name!r} hard-links to {m.linkname!r}, outside the destination") from None
                 if source is None:
                     raise UnsafeArchive(f"{m.name!r} hard-links to {m.linkname!r}, not a file of the archive")
@@ -92,6 +123,48 @@ def extract_tar(archive, dest, strip=0, top=None):
     for link in links:  # a chain of links that are each inside can still end outside: check the result
         if not _inside(dest, link):
             raise UnsafeArchive(f"{_os.path.relpath(link, dest)!r} resolves to {_os.path.realpath(link)!r}")
+
+
+# OCI image layers (the image spec's layer.md, "Whiteouts"): a member .wh.NAME deletes NAME of the
+# layers below; .wh..wh..opq in a folder hides everything the layers below put in that folder.
+WHITEOUT = ".wh."
+OPAQUE = ".wh..wh..opq"
+
+
+def _remove(path):
+    if _os.path.isdir(path) and not _os.path.islink(path):
+        _shutil.rmtree(path)
+    elif _os.path.lexists(path):
+        _os.unlink(path)
+
+
+def _empty(folder):
+    if _os.path.isdir(folder) and not _os.path.islink(folder):
+        for entry in _os.listdir(folder):
+            _remove(_os.path.join(folder, entry))
+
+
+def apply_layer(layer, dest, keep):
+    """Apply one image layer (a tar, gzipped or not: a seekable file object at its start) onto dest, which
+    holds what the layers below put in the kept folder (keep: its parts, ["opt", "tritonserver"]): first
+    the layer's whiteouts delete from what is there (a whiteout of the folder or of a folder above it
+    empties dest), then its members in that folder are extracted with extract_tar's rules."""
+    dest = _os.path.realpath(dest)
+    with _tarfile.open(fileobj=layer) as tar:
+        for m in tar:
+            parts = _parts(m.name)
+            if not parts or not parts[-1].startswith(WHITEOUT):
+                continue
+            opaque = parts[-1] == OPAQUE
+            hidden = parts[:-1] if opaque else [*parts[:-1], parts[-1][len(WHITEOUT) :]]
+            if hidden == keep[: len(hidden)]:  # the kept folder or a folder above it
+                _empty(dest)
+            elif hidden[: len(keep)] == keep:
+                rel = "/".join(hidden[len(keep) :])
+                _no_link_on_the_way(dest, rel + "/x" if opaque else rel)
+                (_empty if opaque else _remove)(_os.path.join(dest, rel))
+    layer.seek(0)
+    extract_tar(layer, dest, keep=keep)
 
 
 def zip_target(dest, name):

@@ -1,10 +1,14 @@
 """Unpack a verified Triton artifact into a complete install directory; runs on the host (3.8+).
 
-    python3 unpack_triton.py pytriton|tarball ARCHIVE DEST STUB_PYTHON SHA256 STRIP VERSION [FIXES_JSON]
+    python3 unpack_triton.py pytriton|tarball|image ARCHIVE DEST STUB_PYTHON SHA256 STRIP VERSION [FIXES_JSON]
 
 The archive is opened once: read into a private copy (unlinked, root's, on DEST's disk) while its
 sha256 is taken, checked against SHA256, and unpacked from that copy; a file on the persistent path
-changed after the run planned (or while this reads it) is refused, never unpacked.
+changed after the run planned (or while this reads it) is refused, never unpacked. An image (a
+container image pulled by oci_pull.py): ARCHIVE is its cache of blobs, SHA256 the hex of its pinned
+digest; its manifest is read from the cache and checked against that digest, then each layer, in
+order, read into a private copy that is checked against the layer's digest, and applied: its
+whiteouts, then its members under /opt/tritonserver (nothing else of the image is kept).
 Builds DEST.tmp with bin/ lib/ backends/ caches/ python_backend_stubs/, puts the stub of
 STUB_PYTHON at backends/python/triton_python_backend_stub, writes TRITON_VERSION and the
 .provisioner manifest, then renames DEST.tmp to DEST: an interrupted run leaves no DEST.
@@ -22,7 +26,8 @@ import sys
 import tempfile
 import zipfile
 
-from _archive import UnsafeArchive, extract_tar, finish, wheel_layout_name, zip_target
+from _archive import UnsafeArchive, apply_layer, extract_tar, finish, wheel_layout_name, zip_target
+from _oci import ImageRefused, blob_path, cached_document, host_arch, resolve
 
 
 def private_copy(archive: str, folder: str):
@@ -65,6 +70,29 @@ def unpack_tarball(archive, tmp: str, strip: int) -> str:
     return open(path).read().strip() if os.path.exists(path) else ""
 
 
+def unpack_image(cache: str, digest: str, tmp: str) -> str:
+    """The image's /opt/tritonserver, its layers applied in order onto tmp; its TRITON_VERSION."""
+
+    def document_of(of: str) -> dict:
+        found = cached_document(cache, of)
+        if found is None:
+            raise ImageRefused(
+                9, f"{of} is not in {cache}, or its bytes there are not its digest's; run again to pull it"
+            )
+        return found
+
+    for layer in resolve(document_of, digest, host_arch())["layers"]:
+        copy, got = private_copy(blob_path(cache, layer["digest"]), os.path.dirname(tmp))
+        try:
+            if "sha256:" + got != layer["digest"]:
+                raise ImageRefused(9, f"the cached layer {layer['digest']} reads as sha256:{got}; run again to pull it")
+            apply_layer(copy, tmp, ["opt", "tritonserver"])
+        finally:
+            copy.close()
+    path = os.path.join(tmp, "TRITON_VERSION")
+    return open(path).read().strip() if os.path.exists(path) else ""
+
+
 # The libpython a stub links: "libpython3.10.so.1.0", or pytriton's vendored "libpython3-<hash>.13.so.1.0".
 STUB_LIBPYTHON = re.compile(rb"libpython3(?:\.|-[0-9a-f]+\.)([0-9]+)\.so\.1\.0")
 
@@ -89,6 +117,17 @@ def main(
     tmp = dest + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
+    if source == "image":
+        try:
+            version = unpack_image(archive, "sha256:" + sha256, tmp) or version
+        except (ImageRefused, UnsafeArchive) as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            print(
+                f"unpack: the image sha256:{sha256} is refused: {exc}. Nothing was installed or switched.",
+                file=sys.stderr,
+            )
+            return exc.code if isinstance(exc, ImageRefused) else 8
+        return finish_install(source, archive, dest, tmp, stub_python, sha256, version, fixes)
     copy, got = private_copy(archive, os.path.dirname(tmp))
     try:
         if got != sha256.lower():
@@ -109,9 +148,21 @@ def main(
         return 8
     finally:
         copy.close()
+    return finish_install(source, archive, dest, tmp, stub_python, sha256, version, fixes)
+
+
+def finish_install(
+    source: str, archive: str, dest: str, tmp: str, stub_python: str, sha256: str, version: str, fixes: str
+) -> int:
+    """The unpacked tree checked (a server, the stub of stub_python), its manifest written, renamed to dest."""
     if not os.path.isfile(os.path.join(tmp, "bin", "tritonserver")):
         shutil.rmtree(tmp)
-        print(f"unpack: {archive} has no bin/tritonserver (check triton_tarball_strip_components)", file=sys.stderr)
+        where = (
+            "/opt/tritonserver/bin/tritonserver: not a Triton server image"
+            if source == "image"
+            else ("bin/tritonserver (check triton_tarball_strip_components)")
+        )
+        print(f"unpack: {archive} has no {where}", file=sys.stderr)
         return 5
     stub_dst = os.path.join(tmp, "backends", "python", "triton_python_backend_stub")
     stub_src = os.path.join(tmp, "python_backend_stubs", stub_python, "triton_python_backend_stub")

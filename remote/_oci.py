@@ -1,0 +1,80 @@
+# Container images (the OCI image and distribution specs), shared by oci_pull.py and unpack_triton.py:
+# inlined where a script says `from _oci import ...`. The cache is an OCI image layout's blobs folder.
+import hashlib as _hashlib
+import json as _json
+import os as _os
+import platform as _platform
+import re as _re
+
+INDEX_TYPES = (
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+)
+MANIFEST_TYPES = (
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+)
+# the layer formats Python's tarfile reads (zstd layers only from Python 3.14)
+LAYER_TYPES = (
+    "application/vnd.oci.image.layer.v1.tar",
+    "application/vnd.oci.image.layer.v1.tar+gzip",
+    "application/vnd.docker.image.rootfs.diff.tar.gzip",
+)
+ACCEPT = ", ".join(INDEX_TYPES + MANIFEST_TYPES)  # what a manifest request accepts
+_DIGEST = _re.compile(r"^sha256:[0-9a-f]{64}$")
+_ARCHES = {"x86_64": "amd64", "aarch64": "arm64"}  # uname -m -> the image index's architecture
+
+
+class ImageRefused(Exception):
+    """What the pull or the unpack cannot go on with: an exit code and the message that names the fix."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def host_arch():
+    """This host's architecture as image indexes name it (amd64, arm64)."""
+    return _ARCHES.get(_platform.machine(), _platform.machine())
+
+
+def blob_path(cache, digest):
+    """Where the blob of this digest lives in the cache (blobs/sha256/HEX)."""
+    if not isinstance(digest, str) or not _DIGEST.match(digest):
+        raise ImageRefused(5, f"{digest!r} is not a sha256 digest (sha256: and 64 hex digits)")
+    return _os.path.join(cache, "blobs", "sha256", digest[len("sha256:") :])
+
+
+def cached_document(cache, digest):
+    """The manifest or index of this digest from the cache, its bytes checked against it; None where the
+    cache lacks it or holds other bytes."""
+    path = blob_path(cache, digest)
+    if not _os.path.isfile(path):
+        return None
+    with open(path, "rb") as f:
+        body = f.read()
+    return _json.loads(body) if "sha256:" + _hashlib.sha256(body).hexdigest() == digest else None
+
+
+def _platform_entry(index, digest, arch):
+    """The digest of the index's linux/ARCH image manifest; refused where it has none."""
+    for entry in index.get("manifests", []):
+        platform = entry.get("platform", {})
+        if platform.get("os") == "linux" and platform.get("architecture") == arch:
+            return entry.get("digest")
+    raise ImageRefused(5, f"the image {digest} has no linux/{arch} entry: pin the digest of a tag built for {arch}")
+
+
+def resolve(document_of, digest, arch):
+    """The image manifest the pinned digest names for linux/ARCH (document_of(digest): a manifest or an
+    index, its bytes checked against the digest), with its layers each of a format the unpack reads."""
+    image = document_of(digest)
+    if image.get("mediaType") in INDEX_TYPES or "manifests" in image:
+        image = document_of(_platform_entry(image, digest, arch))
+    for layer in image.get("layers", []):
+        if layer.get("mediaType") not in LAYER_TYPES:
+            kind = layer.get("mediaType")
+            raise ImageRefused(5, f"layer {layer.get('digest')} is {kind}: only gzip or plain tar layers are read")
+    if not isinstance(image.get("config"), dict):
+        raise ImageRefused(5, f"the manifest of {digest} names no config: not an image manifest")
+    return image

@@ -1,0 +1,158 @@
+"""Pull a container image's layers into a cache, each checked against its digest; runs on the host (3.8+).
+
+    python3 oci_pull.py REGISTRY REPOSITORY DIGEST CACHE [@KEYFILE]
+
+REGISTRY: https://nvcr.io; REPOSITORY: nvidia/tritonserver; DIGEST: the image's pinned digest
+(sha256:HEX, of its index or of its manifest); CACHE: a root-only folder on the persistent path, laid
+out as an OCI image layout's blobs (CACHE/blobs/sha256/HEX). Of an index, the entry for this host's
+architecture is pulled (linux/amd64 on x86_64). The OCI distribution API: the manifest fetched by
+digest and its bytes checked against it; a 401 answered through the registry's token service (Bearer
+realm=..., NGC's anonymous pulls), with the API key from KEYFILE (a root-only file, removed once read)
+sent as NGC asks (user `$oauthtoken`), never on a command line; then the config and every layer, each
+written to BLOB.part, checked, renamed. A blob already in the cache is not fetched again: the unpack
+checks each blob's digest again as it reads it (unpack_triton.py). Exit 3: a digest mismatch (the bad
+file is removed); 4: a network error; 5: an image this cannot use (no entry for this host's
+architecture, a layer format the unpack cannot read); 6: the registry refused the credentials.
+"""
+
+import base64
+import hashlib
+import http.client
+import json
+import os
+import re
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from _http import OPENER
+from _oci import ACCEPT, ImageRefused, blob_path, cached_document, host_arch, resolve
+from _progress import Progress
+
+
+def challenge(header: str) -> dict:
+    """The parameters of a `Bearer realm="...",service="...",scope="..."` WWW-Authenticate header."""
+    scheme, _, rest = header.partition(" ")
+    if scheme.lower() != "bearer":
+        return {}
+    return dict(re.findall(r'([A-Za-z]+)="([^"]*)"', rest))
+
+
+class Registry:
+    """One repository of one registry, with the bearer token its token service hands out."""
+
+    def __init__(self, url: str, repository: str, key: str) -> None:
+        self.url, self.repository, self.key = url.rstrip("/"), repository, key
+        self.token = ""
+
+    def _token(self, header: str) -> None:
+        params = challenge(header)
+        realm = params.pop("realm", "")
+        if not realm:
+            raise ImageRefused(6, f"{self.url} asks for credentials this pull cannot give ({header.split(' ')[0]})")
+        params.setdefault("scope", f"repository:{self.repository}:pull")
+        req = urllib.request.Request(realm + ("&" if "?" in realm else "?") + urllib.parse.urlencode(params))
+        if self.key:  # NGC: the user is the literal $oauthtoken, the password the API key
+            basic = base64.b64encode(f"$oauthtoken:{self.key}".encode()).decode()
+            req.add_header("Authorization", f"Basic {basic}")
+        try:
+            with OPENER.open(req, timeout=60) as resp:
+                answer = json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            fix = "check triton_registry_api_key" if self.key else "set triton_registry_api_key (an NGC API key)"
+            raise ImageRefused(6, f"the registry's token service refused the pull (HTTP {exc.code}): {fix}") from None
+        self.token = answer.get("token") or answer.get("access_token") or ""
+
+    def open(self, path: str, accept: str = ""):
+        """GET /v2/REPOSITORY/PATH, asking the token service once where the registry answers 401."""
+        for _ in range(2):
+            req = urllib.request.Request(f"{self.url}/v2/{self.repository}/{path}")
+            if accept:
+                req.add_header("Accept", accept)
+            if self.token:
+                req.add_header("Authorization", f"Bearer {self.token}")
+            try:
+                return OPENER.open(req, timeout=60)
+            except urllib.error.HTTPError as exc:
+                if exc.code != 401 or self.token:
+                    raise
+                self._token(exc.headers.get("WWW-Authenticate", ""))
+        raise ImageRefused(6, f"{self.url} refused the token its own service gave")
+
+
+def save(resp, path: str, digest: str, label: str) -> int:
+    """resp's body to path, through path.part, if its sha256 is digest's; its size."""
+    part = path + ".part"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    total = int(resp.headers.get("Content-Length") or 0)
+    progress = Progress(label, total)
+    sha, done = hashlib.sha256(), 0
+    try:
+        with open(part, "wb") as out:
+            while True:
+                chunk = resp.read(1 << 20)
+                if not chunk:
+                    break
+                out.write(chunk)
+                sha.update(chunk)
+                done += len(chunk)
+                progress.update(done)
+        if total and done != total:
+            raise http.client.IncompleteRead(b"", total - done)
+        if "sha256:" + sha.hexdigest() != digest:
+            raise ImageRefused(3, f"{label}: its sha256 is {sha.hexdigest()}, not the {digest} asked for; removed")
+    except BaseException:
+        os.unlink(part)
+        raise
+    progress.finished(done)
+    os.replace(part, path)
+    return done
+
+
+def manifest(registry: Registry, cache: str, digest: str) -> dict:
+    """The manifest or index of this digest: from the cache where it is there and whole, else fetched."""
+    found = cached_document(cache, digest)
+    if found is None:
+        with registry.open(f"manifests/{digest}", ACCEPT) as resp:
+            save(resp, blob_path(cache, digest), digest, f"manifest {digest[:19]}")
+        found = cached_document(cache, digest)
+    return found
+
+
+def main(url: str, repository: str, digest: str, cache: str, key_file: str = "") -> int:
+    key = ""
+    if key_file.startswith("@"):  # the API key: read from the root-only file, which is then removed
+        with open(key_file[1:]) as f:
+            key = f.read().strip()
+        os.unlink(f.name)
+    registry = Registry(url, repository, key)
+    arch = host_arch()
+    blobs: list = []
+    try:
+        image = resolve(lambda of: manifest(registry, cache, of), digest, arch)
+        blobs = [image["config"], *image.get("layers", [])]
+        fetched = 0
+        for blob in blobs:
+            path = blob_path(cache, blob["digest"])
+            if os.path.isfile(path) and os.path.getsize(path) == blob.get("size"):
+                continue
+            with registry.open(f"blobs/{blob['digest']}") as resp:
+                fetched += save(resp, path, blob["digest"], f"layer {blob['digest'][7:19]}")
+    except ImageRefused as exc:
+        print(f"oci pull: {exc}. Nothing was installed.", file=sys.stderr)
+        return exc.code
+    except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, cut short, HTTP errors
+        print(
+            f"oci pull: {url}/v2/{repository} failed ({type(exc).__name__}: {exc}); partial files were removed "
+            "and nothing was installed. Run again to retry.",
+            file=sys.stderr,
+        )
+        return 4
+    size = sum(b.get("size", 0) for b in blobs)
+    print(f"oci pull: {digest} linux/{arch}: {len(blobs)} blobs ({size} bytes), {fetched} fetched", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:6]))

@@ -1,0 +1,194 @@
+"""Triton from a container image without Docker: oci_pull.py against the registry stand-in (testbed/registry.py,
+a real HTTP server on loopback with a token service and a CDN redirect), then unpack_triton.py's image
+source on a temporary tree: whiteouts, only /opt/tritonserver kept, every digest checked before use."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+import remote
+from testbed.registry import Registry, digest_of
+
+oci_pull = remote.load("oci_pull.py")
+unpack_triton = remote.load("unpack_triton.py")
+archive = remote.load("unpack_python.py")  # the shared extractor (remote/_archive.py), inlined
+
+STUB = b"\x7fELF stub, links libpython3.11.so.1.0"
+
+
+def layer(*members: tuple[str, bytes | str | None]) -> bytes:
+    """A gzipped layer: (name, bytes) a file, (name, None) a folder, (name, "->target") a symlink."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name, content in members:
+            info = tarfile.TarInfo(name)
+            if content is None:
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tar.addfile(info)
+            elif isinstance(content, str):
+                info.type, info.linkname = tarfile.SYMTYPE, content.removeprefix("->")
+                tar.addfile(info)
+            else:
+                info.size, info.mode = len(content), 0o755
+                tar.addfile(info, io.BytesIO(content))
+    return gzip.compress(out.getvalue(), mtime=0)
+
+
+BASE = layer(
+    ("etc/shadow", b"root:x"),
+    ("usr/lib/x86_64-linux-gnu/libb64.so.0d", b"b64"),
+    ("opt/tritonserver/bin/tritonserver", b"server"),
+    ("opt/tritonserver/lib/libtritonserver.so", b"old"),
+    ("opt/tritonserver/backends/onnxruntime/libtriton_onnxruntime.so", b"onnx"),
+    ("opt/tritonserver/NOTES", b"removed by the next layer"),
+)
+TOP = layer(
+    ("opt/tritonserver/.wh.NOTES", b""),
+    ("opt/tritonserver/backends/python/triton_python_backend_stub", STUB),
+    ("opt/tritonserver/backends/.wh..wh..opq", b""),  # after a member of its own layer, which stays
+    ("opt/tritonserver/lib/libtritonserver.so", b"new"),
+    ("opt/tritonserver/TRITON_VERSION", b"2.51.0\n"),
+)
+CONFIG = json.dumps({"architecture": "amd64", "os": "linux", "config": {"Labels": {}}}).encode()
+
+
+@pytest.fixture
+def registry():
+    with Registry() as reg:
+        yield reg
+
+
+def pull(registry: Registry, digest: str, cache: Path, key_file: str = "") -> int:
+    return oci_pull.main(registry.url, registry.repository, digest, str(cache), key_file)
+
+
+def unpack(cache: Path, digest: str, dest: Path) -> int:
+    return unpack_triton.main("image", str(cache), str(dest), "3.11", digest.removeprefix("sha256:"), "0", "", "{}")
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    return {
+        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None)
+        for p in sorted(root.rglob("*"))
+        if p.name != ".provisioner"
+    }
+
+
+def test_an_image_is_pulled_through_the_token_service_and_only_its_triton_unpacked(
+    registry: Registry, tmp_path: Path
+) -> None:
+    index, _ = registry.push("25.01-py3", CONFIG, [BASE, TOP])
+    cache, dest = tmp_path / "cache", tmp_path / "versions" / "image"
+    dest.parent.mkdir()
+    assert pull(registry, index, cache) == 0
+    # anonymous: a 401 with a challenge, a token from the realm, the manifest with it; blobs from the CDN host
+    first, token = registry.log[0], registry.log[1]
+    assert (first[2], first[3]) == (401, "") and token[1].startswith("/token?") and token[2] == 200
+    assert f"scope=repository%3A{registry.repository.replace('/', '%2F')}%3Apull" in token[1]
+    cdn = [entry for entry in registry.log if entry[1].startswith("/cdn/")]
+    assert len(cdn) == 3 and all(auth == "" for *_, auth in cdn)  # config and two layers; no token to the CDN
+    assert unpack(cache, index, dest) == 0
+    assert tree(dest) == {
+        "TRITON_VERSION": b"2.51.0\n",
+        "backends": None,
+        "backends/python": None,
+        "backends/python/triton_python_backend_stub": STUB,
+        "bin": None,
+        "bin/tritonserver": b"server",
+        "lib": None,
+        "lib/libtritonserver.so": b"new",
+    }
+    assert "source=image\n" in (dest / ".provisioner").read_text()
+    before = len(registry.log)
+    assert pull(registry, index, cache) == 0  # a second pull: everything is cached, nothing is asked
+    assert registry.log[before:] == []
+
+
+def test_a_layer_altered_in_transit_is_refused_and_not_kept(
+    registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index, _ = registry.push("25.01-py3", CONFIG, [BASE, TOP])
+    registry.tamper(digest_of(TOP))
+    cache = tmp_path / "cache"
+    assert pull(registry, index, cache) == 3
+    assert f"not the {digest_of(TOP)} asked for" in capsys.readouterr().err
+    assert not (cache / "blobs" / "sha256" / digest_of(TOP)[7:]).exists()
+    assert not list(cache.rglob("*.part"))
+
+
+def test_a_cached_layer_changed_after_the_pull_is_refused_by_the_unpack(registry: Registry, tmp_path: Path) -> None:
+    index, _ = registry.push("25.01-py3", CONFIG, [BASE, TOP])
+    cache, dest = tmp_path / "cache", tmp_path / "image"
+    assert pull(registry, index, cache) == 0
+    blob = cache / "blobs" / "sha256" / digest_of(BASE)[7:]
+    blob.write_bytes(layer(("opt/tritonserver/bin/tritonserver", b"swapped")))
+    assert unpack(cache, index, dest) == 9
+    assert not dest.exists() and not Path(f"{dest}.tmp").exists()
+
+
+def test_an_api_key_goes_to_the_token_service_alone_and_its_file_is_removed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Registry(api_key="nvapi-secret") as registry:
+        index, _ = registry.push("25.01-py3", CONFIG, [BASE, TOP])
+        assert pull(registry, index, tmp_path / "anon") == 6
+        assert "set triton_registry_api_key" in capsys.readouterr().err
+        key_file = tmp_path / "key"
+        key_file.write_text("nvapi-secret\n")
+        assert pull(registry, index, tmp_path / "cache", f"@{key_file}") == 0
+        assert not key_file.exists()
+        basic = [entry for entry in registry.log if entry[3].startswith("Basic ")]
+        assert basic and all(path.startswith("/token?") for _, path, _, _ in basic)
+    assert "nvapi-secret" not in capsys.readouterr().err
+
+
+def test_an_image_with_no_entry_for_this_host_is_refused(
+    registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index, _ = registry.push("25.01-py3-sbsa", CONFIG, [BASE, TOP], arch="riscv64")
+    assert pull(registry, index, tmp_path / "cache") == 5
+    assert "has no linux/amd64 entry" in capsys.readouterr().err
+    assert not [entry for entry in registry.log if entry[1].startswith("/cdn/")]  # no layer fetched
+
+
+@pytest.mark.parametrize(
+    ("members", "refusal"),
+    [
+        ([("opt/tritonserver/../../etc/cron.d/x", b"x")], "climbs out"),
+        ([("opt/tritonserver/lib", "->/usr/lib")], "outside the destination"),
+        # a link inside, planted by a lower layer; a whiteout through it
+        (
+            [("opt/tritonserver/sub/f", b"f"), ("opt/tritonserver/lnk", "->sub"), ("opt/tritonserver/lnk/.wh.f", b"")],
+            "through the link",
+        ),
+    ],
+)
+def test_a_hostile_layer_is_refused(members: list, refusal: str, tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    outside = tmp_path / "etc"
+    outside.mkdir()
+    with pytest.raises(archive.UnsafeArchive, match=refusal):
+        for one in members:  # each in a layer of its own, as images stack them
+            archive.apply_layer(io.BytesIO(layer(one)), str(dest), ["opt", "tritonserver"])
+    assert outside.exists()
+
+
+def test_whiteouts_of_the_folder_or_above_it_empty_it_and_others_are_left_alone(tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    keep = ["opt", "tritonserver"]
+    archive.apply_layer(io.BytesIO(BASE), str(dest), keep)
+    archive.apply_layer(io.BytesIO(layer(("usr/.wh.lib", b""), ("etc/.wh..wh..opq", b""))), str(dest), keep)
+    assert (dest / "bin" / "tritonserver").read_bytes() == b"server"  # whiteouts elsewhere touch nothing here
+    archive.apply_layer(io.BytesIO(layer(("opt/.wh.tritonserver", b""))), str(dest), keep)
+    assert list(dest.iterdir()) == []
+    archive.apply_layer(io.BytesIO(BASE), str(dest), keep)
+    archive.apply_layer(io.BytesIO(layer(("opt/.wh..wh..opq", b""), ("opt/tritonserver/x", b"x"))), str(dest), keep)
+    assert tree(dest) == {"x": b"x"}
