@@ -60,8 +60,9 @@ class Artifact:
     url: str
     sha256: str
     version: str  # "" for a tarball: known once unpacked
-    archive: str  # its path in the download cache on the host
+    archive: str  # its path in the download cache on the host (of an image: the folder of its blobs)
     strip_components: int
+    image: bool = False  # a container image pinned to sha256 (its digest's hex), pulled from a registry
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,22 @@ def stub_pythons(release: tables.PytritonRelease | None) -> tuple[str, ...]:
     return tables.PYTRITON_RELEASES["0.7.0"].stub_pythons  # tarball: a layout with python_backend_stubs/
 
 
+def image_parts(image: str) -> tuple[str, str, str]:
+    """("nvcr.io", "nvidia/tritonserver", "25.01-py3") of "nvcr.io/nvidia/tritonserver:25.01-py3" (checked
+    by config/checks.py: a registry, a repository, a tag)."""
+    registry, _, rest = image.partition("/")
+    repository, _, tag = rest.rpartition(":")
+    return registry, repository, tag
+
+
+def cache_proof(artifact: Artifact) -> str:
+    """The file whose sha256 is the artifact's where the cache holds it: the archive, or of an image's cache
+    (a folder of blobs) the blob of its pinned digest (its layers then checked as they are pulled)."""
+    if artifact.image:
+        return f"{artifact.archive}/blobs/sha256/{artifact.sha256}"
+    return artifact.archive
+
+
 def choose_artifact(settings: Settings, layout: Layout) -> Artifact | None:
     """The configured source's URL, sha256, version, cache path and strip count; None for an unknown
     pytriton release (check_platform refuses it)."""
@@ -39,6 +55,11 @@ def choose_artifact(settings: Settings, layout: Layout) -> Artifact | None:
         name = release.url.rsplit("/", 1)[1]
         url = settings.triton_pytriton_url or release.url
         return Artifact(url, settings.triton_pytriton_sha256, release.triton, f"{layout.downloads}/{name}", 0)
+    if settings.triton_source == "image":
+        registry, repository, tag = image_parts(settings.triton_image)
+        url = f"{settings.triton_image_registry_url or 'https://' + registry}/v2/{repository}"
+        digest = settings.triton_image_digest.removeprefix("sha256:")
+        return Artifact(url, digest, tag, f"{layout.downloads}/images", 0, image=True)
     sha = settings.triton_tarball_sha256
     return Artifact(
         settings.triton_tarball_url,

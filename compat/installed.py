@@ -86,9 +86,8 @@ def check_triton(
     if not tri.get("python_stub"):
         items.append(missing("python backend stub", f"no {home}/backends/python/triton_python_backend_stub", FIX))
     elif python and tri.get("stub_python") and tri["stub_python"] != python:
-        same_archive = settings.triton_source == "tarball" and tri["manifest"].get("sha256") == (
-            settings.triton_tarball_sha256
-        )
+        pinned = {"tarball": settings.triton_tarball_sha256, "image": settings.triton_image_digest[7:]}
+        same_archive = tri["manifest"].get("sha256") == pinned.get(settings.triton_source, "")
         items.append(
             Item(
                 "python backend stub",

@@ -10,6 +10,7 @@ from pyinfra.facts.deb import DebPackages
 from pyinfra.facts.files import Sha256File
 
 from compat.assessment import Decisions
+from compat.build import cache_proof
 from compat.tables import UV_VERSION, UV_WHEELS
 from compat.venv_plan import VenvPlan
 from compat.venv_state import wheels_at_hand
@@ -49,7 +50,7 @@ def gaps(
         out.append(
             Gap(
                 "Triton artifact",
-                f"{artifact.archive} is not in the cache",
+                f"{cache_proof(artifact)} is not in the cache",
                 f"{mask(artifact.url)} (sha256 {artifact.sha256})",
             )
         )

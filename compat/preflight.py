@@ -79,4 +79,5 @@ def refusal(
 def asks_artifact_size(settings: Settings, decisions: Decisions, cached: bool) -> bool:
     """Whether the plan asks the host for the artifact's size (a HEAD request through its proxy): not when
     cached or offline, and never for a URL with credentials."""
-    return not (cached or settings.offline or has_credentials(decisions.chosen_artifact.url))
+    image = settings.triton_source == "image"  # a registry's API, not a file: the pull says its size
+    return not (cached or image or settings.offline or has_credentials(decisions.chosen_artifact.url))

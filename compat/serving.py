@@ -62,8 +62,9 @@ def check_model_backends(specs: tuple[ModelSpec, ...], triton_source: str) -> li
                     name,
                     f"needs the {config.backend} backend; the pytriton build (triton_source = 'pytriton') carries "
                     f"{', '.join(tables.PYTRITON_BACKENDS)} only",
-                    "set triton_source = 'tarball' with a Triton build that has it (NGC's tritonserver tarball "
-                    f"carries {config.backend}), or serve the model through the python backend",
+                    "set triton_source = 'image' with triton_image = nvcr.io/nvidia/tritonserver:TAG (NGC's image "
+                    f"carries {config.backend}), or 'tarball' with a build that has it, or serve the model through "
+                    "the python backend",
                 )
             )
         else:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from config.secrets import mask
+
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 VERSION = re.compile(r"^\d+\.\d+\.\d+$")  # exact pins: X.Y.Z
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
@@ -143,18 +145,37 @@ def _controller_dir(what: str) -> Callable[[str], str | None]:
     return lambda v: None if v and "\0" not in v and "\n" not in v else f"must be {what}"
 
 
+# REGISTRY/REPOSITORY:TAG, as `docker pull` names an image; the registry (a dotted host name, an address or
+# localhost) is required: there is no Docker Hub default
+_NAME_PART = r"[a-z0-9]+(?:[._-][a-z0-9]+)*"
+_IMAGE = re.compile(
+    rf"^(?:[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+|localhost)(:[0-9]{{1,5}})?/{_NAME_PART}(/{_NAME_PART})*:[A-Za-z0-9_][A-Za-z0-9._-]{{0,127}}$"
+)
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def _image(value: str) -> str | None:
+    return (
+        None if _IMAGE.match(value) else "must be REGISTRY/REPOSITORY:TAG, e.g. nvcr.io/nvidia/tritonserver:25.01-py3"
+    )
+
+
 def _one_of(*choices: str) -> Callable[[str], str | None]:
     return lambda v: None if v in choices else f"must be one of {', '.join(choices)}"
 
 
 CHECKS: dict[str, Callable[[Any], str | None]] = {
-    "triton_source": _one_of("pytriton", "tarball"),
+    "triton_source": _one_of("pytriton", "tarball", "image"),
     "triton_pytriton_version": _version,
     "triton_pytriton_sha256": _sha256,
     "triton_pytriton_url": _optional(_url),
     "triton_tarball_url": _optional(_url),
     "triton_tarball_sha256": _optional(_sha256),
     "triton_tarball_strip_components": _strip,
+    "triton_image": _optional(_image),
+    "triton_image_digest": _optional(lambda v: None if _DIGEST.match(v) else "must be sha256: and 64 hex digits"),
+    "triton_image_registry_url": _optional(lambda v: _url(v) or _no_credentials(v)),
+    "triton_registry_api_key": lambda v: None if "\n" not in v and " " not in v else "must be one key, no spaces",
     "triton_home": _install_path,
     "venv_dir": _own_path,
     "persist_dir": _own_path,
@@ -259,3 +280,65 @@ def coerce(name: str, value: Any, kind: type) -> tuple[Any, str | None]:
     if not isinstance(value, str):
         return value, f"must be a string, got {type(value).__name__} {value!r}"
     return value.strip(), None
+
+
+def _loopback(hostname: str) -> bool:
+    """localhost or an address of the loopback range (127.0.0.0/8, ::1)."""
+    if hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(hostname).is_loopback
+    except ValueError:
+        return False
+
+
+def cross_checks(v: dict[str, Any]) -> list[str]:
+    """What the settings say together that each alone cannot: one message per conflict, with its fix."""
+    out = []
+    if v["triton_source"] == "tarball" and not (v["triton_tarball_url"] and v["triton_tarball_sha256"]):
+        out.append("triton_source = 'tarball' needs triton_tarball_url and triton_tarball_sha256")
+    if v["triton_source"] == "image" and not (v["triton_image"] and v["triton_image_digest"]):
+        out.append("triton_source = 'image' needs triton_image and triton_image_digest (sha256:..., its pin)")
+    standalone = [v[k] for k in ("python_standalone_url", "python_standalone_sha256", "python_standalone_version")]
+    if (v["python_standalone_url"] or v["python_standalone_sha256"]) and not (
+        all(standalone) and VERSION.match(v["python_standalone_version"])
+    ):
+        out.append(
+            "python_standalone_url, python_standalone_sha256 and python_standalone_version go together: "
+            "set all three (the URL of a python-build-standalone install_only archive, its sha256, its full "
+            "version X.Y.Z), or none and uv installs a standalone CPython (python_standalone_version may name it)"
+        )
+    ports = [v["triton_http_port"], v["triton_grpc_port"], v["triton_metrics_port"]]
+    if len(set(ports)) != 3:
+        out.append(f"triton_http_port, triton_grpc_port and triton_metrics_port must differ, got {ports}")
+    elif (handover := v["triton_metrics_handover_port"] or v["triton_metrics_port"] + 1) in ports:
+        out.append(f"triton_metrics_handover_port {handover} is one of the other ports {ports}: set a free one")
+    if not v["torch_index_url"] and not v["pip_find_links"]:
+        out.append("torch_index_url and pip_find_links are both empty: pip has nowhere to get torch from")
+    registry = urlparse(v["triton_image_registry_url"] or "https://x")
+    if v["triton_registry_api_key"] and registry.scheme == "http" and not _loopback(registry.hostname or ""):
+        out.append(
+            f"triton_image_registry_url {v['triton_image_registry_url']} is plain http: the registry's API key "
+            "would cross the network readable; use https, or a registry on 127.0.0.1"
+        )
+    endpoint = urlparse(v["hf_endpoint"]) if v["hf_endpoint"] else None
+    if v["hf_token"] and endpoint and endpoint.scheme == "http" and not _loopback(endpoint.hostname or ""):
+        out.append(
+            f"hf_endpoint {mask(v['hf_endpoint'])} is plain http: the HF token (hf_token or the controller's "
+            "HF_TOKEN) would cross the network readable; use https, or a mirror on 127.0.0.1"
+        )
+    for name in ("python_downloads_json_url", "python_install_mirror"):  # the checksums and the archives both
+        source = urlparse(v[name]) if v[name] else None
+        if source and source.scheme == "http" and not _loopback(source.hostname or ""):
+            out.append(
+                f"{name} {v[name]} is plain http: the CPython archives and the sha256s they are checked against "
+                "would come from one unauthenticated source, which anyone on the way could rewrite together; use "
+                "https, or a mirror on 127.0.0.1"
+            )
+    home = v["triton_home"].rstrip("/")
+    persist = v["persist_dir"].rstrip("/")
+    if persist == home or persist.startswith(home + "/"):
+        out.append(f"persist_dir ({persist}) must not be inside triton_home ({home}): a reset would wipe it")
+    if v["venv_dir"].rstrip("/").startswith(persist + "/"):
+        out.append(f"venv_dir ({v['venv_dir']}) is on the persistent path: keep the venv on local disk")
+    return out

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import difflib
-import ipaddress
 import os
 import re
 import weakref
@@ -16,17 +15,16 @@ from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from pyinfra.api.connectors import get_all_connectors
 
-from config.checks import CHECKS, VERSION, coerce
+from config.checks import CHECKS, coerce, cross_checks
 from config.hub_folders import HubAccess
 from config.models import ModelSpec, parse_models
 from config.secrets import mask
 
 DEFAULTS_FILE = Path(__file__).resolve().parents[1] / "group_data" / "all.py"
-SECRETS = frozenset({"hf_token"})  # never printed, not even in an error
+SECRETS = frozenset({"hf_token", "triton_registry_api_key"})  # never printed, not even in an error
 
 
 def record_name(host_name: str) -> str:
@@ -50,6 +48,9 @@ class Settings:
     triton_tarball_url: str
     triton_tarball_sha256: str
     triton_tarball_strip_components: int
+    triton_image: str  # and its digest, registry URL: group_data/all.py
+    triton_image_digest: str
+    triton_image_registry_url: str
     triton_home: str
     venv_dir: str
     persist_dir: str
@@ -105,6 +106,7 @@ class Settings:
     hf_endpoint: str = ""
     hub_folder_cache: str = "hub-folders"
     hf_token: str = field(default="", repr=False)  # a secret: never printed, written 0600
+    triton_registry_api_key: str = field(default="", repr=False)  # a secret, as hf_token
 
     @property
     def lock_trusted(self) -> frozenset[str]:
@@ -199,7 +201,7 @@ def load(data: Mapping[str, Any], host_name: str = "") -> Settings:
     specs, model_problems = parse_models(values.get("models", []), None if problems else _hub_access(values))
     problems.extend(model_problems)
     if not problems:
-        problems.extend(_cross_checks(values))
+        problems.extend(cross_checks(values))
     if problems:
         where = f" for host {host_name}" if host_name else ""
         listing = "\n  - ".join(problems)
@@ -293,56 +295,3 @@ def load_inventory(inventory: Any) -> None:
     state = getattr(inventory, "state", None)
     if left and state is not None and state.print_fact_info:
         print(f"--> settings: not ours, left alone: {', '.join(sorted(left))}", flush=True)
-
-
-def _loopback(hostname: str) -> bool:
-    """localhost or an address of the loopback range (127.0.0.0/8, ::1)."""
-    if hostname == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(hostname).is_loopback
-    except ValueError:
-        return False
-
-
-def _cross_checks(v: dict[str, Any]) -> list[str]:
-    out = []
-    if v["triton_source"] == "tarball" and not (v["triton_tarball_url"] and v["triton_tarball_sha256"]):
-        out.append("triton_source = 'tarball' needs triton_tarball_url and triton_tarball_sha256")
-    standalone = [v[k] for k in ("python_standalone_url", "python_standalone_sha256", "python_standalone_version")]
-    if (v["python_standalone_url"] or v["python_standalone_sha256"]) and not (
-        all(standalone) and VERSION.match(v["python_standalone_version"])
-    ):
-        out.append(
-            "python_standalone_url, python_standalone_sha256 and python_standalone_version go together: "
-            "set all three (the URL of a python-build-standalone install_only archive, its sha256, its full "
-            "version X.Y.Z), or none and uv installs a standalone CPython (python_standalone_version may name it)"
-        )
-    ports = [v["triton_http_port"], v["triton_grpc_port"], v["triton_metrics_port"]]
-    if len(set(ports)) != 3:
-        out.append(f"triton_http_port, triton_grpc_port and triton_metrics_port must differ, got {ports}")
-    elif (handover := v["triton_metrics_handover_port"] or v["triton_metrics_port"] + 1) in ports:
-        out.append(f"triton_metrics_handover_port {handover} is one of the other ports {ports}: set a free one")
-    if not v["torch_index_url"] and not v["pip_find_links"]:
-        out.append("torch_index_url and pip_find_links are both empty: pip has nowhere to get torch from")
-    endpoint = urlparse(v["hf_endpoint"]) if v["hf_endpoint"] else None
-    if v["hf_token"] and endpoint and endpoint.scheme == "http" and not _loopback(endpoint.hostname or ""):
-        out.append(
-            f"hf_endpoint {mask(v['hf_endpoint'])} is plain http: the HF token (hf_token or the controller's "
-            "HF_TOKEN) would cross the network readable; use https, or a mirror on 127.0.0.1"
-        )
-    for name in ("python_downloads_json_url", "python_install_mirror"):  # the checksums and the archives both
-        source = urlparse(v[name]) if v[name] else None
-        if source and source.scheme == "http" and not _loopback(source.hostname or ""):
-            out.append(
-                f"{name} {v[name]} is plain http: the CPython archives and the sha256s they are checked against "
-                "would come from one unauthenticated source, which anyone on the way could rewrite together; use "
-                "https, or a mirror on 127.0.0.1"
-            )
-    home = v["triton_home"].rstrip("/")
-    persist = v["persist_dir"].rstrip("/")
-    if persist == home or persist.startswith(home + "/"):
-        out.append(f"persist_dir ({persist}) must not be inside triton_home ({home}): a reset would wipe it")
-    if v["venv_dir"].rstrip("/").startswith(persist + "/"):
-        out.append(f"venv_dir ({v['venv_dir']}) is on the persistent path: keep the venv on local disk")
-    return out

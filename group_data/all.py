@@ -8,7 +8,8 @@ settings with each host's values.
 
 # --- Triton server artifact -------------------------------------------------------------
 # Where the server comes from: "pytriton" (the nvidia-pytriton wheel from PyPI, which carries
-# a real Triton build) or "tarball" (your own tarball in the bin/ lib/ backends/ layout).
+# a real Triton build), "tarball" (your own tarball in the bin/ lib/ backends/ layout) or "image"
+# (a container image's /opt/tritonserver, pulled from a registry without Docker: NGC's tritonserver).
 triton_source = "pytriton"
 # nvidia-pytriton release, and its wheel's sha256; 0.7.0 carries Triton 2.51.0.
 triton_pytriton_version = "0.7.0"
@@ -20,6 +21,17 @@ triton_pytriton_url = ""
 triton_tarball_url = ""
 triton_tarball_sha256 = ""
 triton_tarball_strip_components = 0
+# With triton_source = "image": the image (REGISTRY/REPOSITORY:TAG, e.g.
+# "nvcr.io/nvidia/tritonserver:25.01-py3"), and the digest it is pinned to (sha256:..., of its index
+# or manifest: `skopeo inspect --raw docker://IMAGE | sha256sum`, or the registry's page); every layer is
+# checked against the digests that manifest lists. Layers are cached under persist_dir/downloads/images.
+triton_image = ""
+triton_image_digest = ""
+# The registry's API; "" = https://REGISTRY of triton_image.
+triton_image_registry_url = ""
+# An API key for the registry's token service (NGC: an NGC API key, sent as user $oauthtoken);
+# "" = an anonymous pull. A secret: never printed; it reaches the host in a root-only file.
+triton_registry_api_key = ""
 
 # --- Places on the host -------------------------------------------------------------------
 # Install root on local disk: versions/<version>-<sha>/ and the `current` link to one of them.

@@ -46,3 +46,29 @@ def cached(
         yield remote.live(remote.python(python, "fetch.py", f"@{url_file}", dest, sha256))
         return
     yield remote.live(remote.python(python, "fetch.py", url, dest, sha256))  # progress shown as it comes
+
+
+@operation()
+def image_pulled(
+    registry_url: str,
+    repository: str,
+    digest: str,
+    cache: str,
+    python: str = "python3",
+    api_key: str = "",
+    needed: bool = True,
+):
+    """The container image pinned to digest (sha256:...) has every blob in cache (an OCI layout's blobs),
+    each checked against its digest as it came (remote/actions/oci_pull.py; blobs already there are not
+    fetched again, and the unpack checks each once more as it reads it). An API key goes to the host in a
+    root-only file that the pull removes once read, never on a command line. needed=False: the install it
+    unpacks to is complete."""
+    if not needed:
+        host.noop(f"the image {digest} not needed: the install it unpacks to is complete (checked at the unpack)")
+        return
+    args = [registry_url, repository, digest, cache]
+    if api_key:
+        key_file = f"{cache}.key"
+        yield private_upload.upload(key_file, private_upload.Secret(api_key))
+        args.append(f"@{key_file}")
+    yield remote.live(remote.python(python, "oci_pull.py", *args))

@@ -15,6 +15,7 @@ from pyinfra.operations import files
 
 from compat import lock_digests, offline, preflight, report
 from compat.assessment import Decisions
+from compat.build import cache_proof, image_parts
 from compat.reading import read_host_timed
 from compat.tables import UV_VERSION, UV_WHEELS
 from compat.venv_plan import VenvPlan, apt_digest_store
@@ -62,7 +63,7 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
     # the artifact is read (its sha256, the whole file) only where its install is not complete: a no-op run
     # does not read hundreds of MB on a slow notebook drive; the download step reuses what this found
     installed = triton_install.installed_from(layout, decisions)
-    cached = not installed and host.get_fact(Sha256File, path=artifact.archive) == artifact.sha256
+    cached = not installed and host.get_fact(Sha256File, path=cache_proof(artifact)) == artifact.sha256
     has_zstd = preflight.wants_zstd(settings) and bool(host.get_fact(Which, command="zstd"))
     venv_plan = preflight.venv_plan(settings, layout, decisions, has_zstd, secrets.token_hex(6), host.name)
     gaps = (
@@ -166,17 +167,31 @@ def triton_server(
 ) -> None:
     """Triton from a checksummed artifact, cached on the persistent path, unpacked beside the one in use."""
     artifact = decisions.chosen_artifact  # decided once, by the rules (compat/build.py)
-    downloads.cached(
-        name="Triton artifact in the cache",
-        url=artifact.url,
-        sha256=artifact.sha256,
-        dest=artifact.archive,
-        python=decisions.chosen_script_python,
-        verified=artifact_verified,
-        needed=not artifact_installed,
-        relay=relay,
-        **net,
-    )
+    if settings.triton_source == "image":
+        registry, repository, _ = image_parts(settings.triton_image)
+        downloads.image_pulled(
+            name="Triton image in the cache",
+            registry_url=settings.triton_image_registry_url or f"https://{registry}",
+            repository=repository,
+            digest=settings.triton_image_digest,
+            cache=artifact.archive,
+            python=decisions.chosen_script_python,
+            api_key=settings.triton_registry_api_key,
+            needed=not artifact_installed,
+            **net,
+        )
+    else:
+        downloads.cached(
+            name="Triton artifact in the cache",
+            url=artifact.url,
+            sha256=artifact.sha256,
+            dest=artifact.archive,
+            python=decisions.chosen_script_python,
+            verified=artifact_verified,
+            needed=not artifact_installed,
+            relay=relay,
+            **net,
+        )
     triton_install.installed(
         name="Triton server installed",
         source=settings.triton_source,

@@ -92,7 +92,7 @@ class _Handler(BaseHTTPRequestHandler):
             media = json.loads(body).get("mediaType", MANIFEST_TYPE)
             return self._send(200, body, {"Content-Type": media, "Docker-Content-Digest": digest})
         if kind == "blobs" and ref in reg.blobs:
-            cdn = reg.url.replace("127.0.0.1", "localhost")  # another host name: no token may follow there
+            cdn = reg.url.replace("127.0.0.1", reg.cdn_host)  # another host name: no token may follow there
             return self._send(307, b"", {"Location": f"{cdn}/cdn/{ref}"})
         return self._send(404, b'{"errors": [{"code": "BLOB_UNKNOWN"}]}')
 
@@ -100,8 +100,9 @@ class _Handler(BaseHTTPRequestHandler):
 class Registry:
     """One repository's images on 127.0.0.1, served as a registry with a token service."""
 
-    def __init__(self, repository: str = "nvidia/tritonserver", api_key: str = "") -> None:
-        self.repository, self.api_key = repository, api_key
+    def __init__(self, repository: str = "nvidia/tritonserver", api_key: str = "", cdn_host: str = "localhost") -> None:
+        """cdn_host: the host name blob redirects name (a test host that resolves no `localhost`: 127.0.0.1)."""
+        self.repository, self.api_key, self.cdn_host = repository, api_key, cdn_host
         self.token = secrets.token_hex(16)
         self.blobs: dict[str, bytes] = {}
         self.tags: dict[str, str] = {}

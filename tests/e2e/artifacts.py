@@ -3,6 +3,7 @@ tarball made from it, and this machine's CPU torch wheel. Cached outside the rep
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import shutil
@@ -228,3 +229,37 @@ def uv_downloads_list(mirror) -> tuple[str, str]:
     listing.write_text(json.dumps({f"cpython-{version}-linux-x86_64-gnu": entry}, indent=1))
     list_url, _ = mirror.place(listing, "python/downloads.json")
     return list_url, version
+
+
+def triton_image_layers() -> list[bytes]:
+    """An NGC-like image of the pytriton build's Triton, as gzipped layers: the server's tree under
+    /opt/tritonserver with a file the next layer whites out, and files outside it (a library, /etc) that
+    must not be unpacked; then its python backend and the whiteout; then an opaque folder that hides a
+    lower layer's stray backend. Made once per session (the same bytes: gzip with no time in it)."""
+    keep = ("tritonserver/backends/python/",)
+    base, python = io.BytesIO(), io.BytesIO()
+    with (
+        tarfile.open(triton_tarball()) as src,
+        tarfile.open(fileobj=base, mode="w") as low,
+        tarfile.open(fileobj=python, mode="w") as high,
+    ):
+        for member in src.getmembers():
+            data = src.extractfile(member) if member.isfile() else None
+            member.name = "opt/" + member.name
+            (high if member.name.startswith(tuple("opt/" + k for k in keep)) else low).addfile(member, data)
+        extra = {
+            "opt/tritonserver/NOTES.decoy": b"whited out by the next layer",
+            "opt/tritonserver/backends/stray/libtriton_stray.so": b"hidden by an opaque folder above it",
+            "usr/lib/x86_64-linux-gnu/libdecoy.so.1": b"outside /opt/tritonserver",
+            "etc/motd": b"outside /opt/tritonserver",
+        }
+        for name, content in extra.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            low.addfile(info, io.BytesIO(content))
+        whiteout = tarfile.TarInfo("opt/tritonserver/.wh.NOTES.decoy")
+        high.addfile(whiteout, io.BytesIO(b""))
+    opaque = io.BytesIO()
+    with tarfile.open(fileobj=opaque, mode="w") as top:
+        top.addfile(tarfile.TarInfo("opt/tritonserver/backends/stray/.wh..wh..opq"), io.BytesIO(b""))
+    return [gzip.compress(layer.getvalue(), compresslevel=1, mtime=0) for layer in (base, python, opaque)]

@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 import remote
+from compat.build import cache_proof, choose_artifact
+from config.layout import Layout
+from config.settings import SettingsError, load
 from testbed.registry import Registry, digest_of
 
 oci_pull = remote.load("oci_pull.py")
@@ -192,3 +195,36 @@ def test_whiteouts_of_the_folder_or_above_it_empty_it_and_others_are_left_alone(
     archive.apply_layer(io.BytesIO(BASE), str(dest), keep)
     archive.apply_layer(io.BytesIO(layer(("opt/.wh..wh..opq", b""), ("opt/tritonserver/x", b"x"))), str(dest), keep)
     assert tree(dest) == {"x": b"x"}
+
+
+DIGEST = "sha256:" + "4f" * 32
+IMAGE = {
+    "triton_source": "image",
+    "triton_image": "nvcr.io/nvidia/tritonserver:25.01-py3",
+    "triton_image_digest": DIGEST,
+}
+
+
+def test_the_image_settings_are_checked_before_any_host_is_touched() -> None:
+    with pytest.raises(SettingsError, match="triton_source = 'image' needs triton_image and triton_image_digest"):
+        load({**IMAGE, "triton_image_digest": ""})
+    with pytest.raises(SettingsError, match=r"triton_image = .*must be REGISTRY/REPOSITORY:TAG"):
+        load({**IMAGE, "triton_image": "tritonserver:25.01-py3"})  # no registry: no Docker Hub default
+    with pytest.raises(SettingsError, match=r"triton_image_digest = .*must be sha256: and 64 hex digits"):
+        load({**IMAGE, "triton_image_digest": "sha256:abc"})
+    with pytest.raises(SettingsError, match="is plain http: the registry's API key") as err:
+        load({**IMAGE, "triton_image_registry_url": "http://registry.corp", "triton_registry_api_key": "nvapi-s3"})
+    assert "nvapi-s3" not in str(err.value)
+    local = load({**IMAGE, "triton_image_registry_url": "http://127.0.0.1:5000", "triton_registry_api_key": "nvapi-s3"})
+    assert "nvapi-s3" not in repr(local)
+
+
+def test_the_image_is_the_artifact_its_cache_and_its_pin() -> None:
+    settings = load(IMAGE)
+    artifact = choose_artifact(settings, Layout(settings))
+    assert artifact is not None and artifact.image
+    assert artifact.url == "https://nvcr.io/v2/nvidia/tritonserver" and artifact.sha256 == "4f" * 32
+    assert artifact.version == "25.01-py3" and artifact.archive == "/var/lib/triton-provisioner/downloads/images"
+    assert cache_proof(artifact) == f"{artifact.archive}/blobs/sha256/{'4f' * 32}"
+    mirror = load({**IMAGE, "triton_image_registry_url": "http://127.0.0.1:5000"})
+    assert choose_artifact(mirror, Layout(mirror)).url == "http://127.0.0.1:5000/v2/nvidia/tritonserver"

@@ -153,7 +153,7 @@ def test_a_backend_the_pytriton_build_lacks_blocks_the_host_naming_the_build_tha
     assert "needs the onnxruntime backend; the pytriton build (triton_source = 'pytriton') carries python only" in (
         items[0].detail
     )
-    assert "triton_source = 'tarball'" in items[0].fix
+    assert "triton_source = 'image' with triton_image = nvcr.io/nvidia/tritonserver:TAG" in items[0].fix
     assert [i.status for i in check_model_backends(specs, "tarball")] == ["ok", "ok"]
 
 

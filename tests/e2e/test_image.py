@@ -1,0 +1,85 @@
+"""Triton from a container image without Docker (triton_source = 'image'): pulled from the registry
+stand-in (testbed/registry.py: the distribution API with a token service, on this machine's loopback),
+every blob checked, only /opt/tritonserver unpacked with the layers' whiteouts, served and proven; a second
+run fetches nothing; after a reset, offline, from the cached layers; a layer altered in transit is refused
+and the build that serves keeps serving."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from testbed import TestHost, run_pyinfra, write_inventory
+from testbed.registry import Registry, digest_of
+from tests.e2e import artifacts
+from tests.e2e.test_provision import assert_serves, changed, provision
+
+CONFIG = b'{"architecture": "amd64", "os": "linux", "config": {"Labels": {}}}'
+
+
+@pytest.fixture(scope="module")
+def registry() -> Iterator[Registry]:
+    with Registry(cdn_host="127.0.0.1") as reg:  # the test hosts' /etc/hosts names no localhost
+        yield reg
+
+
+def image_settings(served: dict, registry: Registry, tag: str, digest: str) -> dict:
+    host = registry.url.removeprefix("http://")
+    return {
+        **served,
+        "triton_source": "image",
+        "triton_image": f"{host}/{registry.repository}:{tag}",
+        "triton_image_digest": digest,
+        "triton_image_registry_url": registry.url,
+    }
+
+
+def test_an_image_is_pulled_unpacked_served_and_kept_for_a_reset(
+    host: TestHost, served: dict, registry: Registry, tmp_path: Path
+) -> None:
+    layers = artifacts.triton_image_layers()
+    index, _ = registry.push("2.51-test", CONFIG, layers)
+    settings = image_settings(served, registry, "2.51-test", index)
+    inv = write_inventory(tmp_path / "inv.py", [host], settings, own_ports=True)
+    host.ssh("rm -rf /persist/downloads/images")
+    _, first = provision(inv)
+    assert first["Triton image in the cache"]["success"] == 1
+    assert f"/opt/triton/versions/2.51-test-{index[7:19]}-py3.11" in host.ssh("readlink /opt/triton/current").stdout
+    assert host.ssh("cat /opt/triton/current/.provisioner").stdout.startswith("source=image\nsha256=" + index[7:])
+    assert host.ssh("cat /opt/triton/current/TRITON_VERSION").stdout == "2.51.0\n"
+    # only /opt/tritonserver, with the whiteouts applied: nothing of the image's /usr or /etc on the host
+    gone = "/opt/triton/current/NOTES.decoy /usr/lib/x86_64-linux-gnu/libdecoy.so.1 /opt/triton/current/usr"
+    assert host.ssh(f"ls -d {gone} 2>/dev/null; ls -A /opt/triton/current/backends/stray", check=False).stdout == ""
+    assert_serves(host)
+    blobs = [entry for entry in registry.log if entry[1].startswith("/cdn/")]
+    assert len(blobs) == 1 + len(layers)  # the config and each layer, once
+
+    seen = len(registry.log)
+    _, again = provision(inv)
+    assert changed(again) == {}
+    assert registry.log[seen:] == []
+
+    host.reset()  # the notebook's reset: the install is gone, /persist (the cached layers) kept
+    offline = write_inventory(tmp_path / "offline.py", [host], {**settings, "offline": True}, own_ports=True)
+    _, after = provision(offline)
+    assert after["Triton server installed"]["success"] == 1
+    assert registry.log[seen:] == []  # unpacked from the cached layers: the registry was not asked
+    assert_serves(host)
+
+    # a new build whose layer is altered in transit: refused, nothing switched, the old build serves
+    link = host.ssh("readlink /opt/triton/current").stdout
+    altered = [*layers[:2], layers[2] + b"\0" * 1024]  # another top layer: another image
+    index2, _ = registry.push("2.51-test2", CONFIG, altered)
+    registry.tamper(digest_of(altered[2]))
+    settings2 = image_settings(served, registry, "2.51-test2", index2)
+    inv2 = write_inventory(tmp_path / "inv2.py", [host], settings2, own_ports=True)
+    res = run_pyinfra(inv2, "deploy/provision.py", "-y")
+    assert res.returncode != 0
+    assert f"not the {digest_of(altered[2])} asked for" in res.stdout + res.stderr
+    assert host.ssh("readlink /opt/triton/current").stdout == link
+    assert host.ssh(
+        f"test -e /persist/downloads/images/blobs/sha256/{digest_of(altered[2])[7:]}", check=False
+    ).returncode
+    assert_serves(host)
