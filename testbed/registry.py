@@ -42,6 +42,8 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, code: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
+        # logged before the answer goes: a client that has its answer finds its request in the log
+        self.registry.log.append((self.command, self.path, code, self.headers.get("Authorization", "")))
         self.send_response(code)
         for name, value in (headers or {}).items():
             self.send_header(name, value)
@@ -49,7 +51,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command == "GET":
             self.wfile.write(body)
-        self.registry.log.append((self.command, self.path, code, self.headers.get("Authorization", "")))
 
     def _authorized(self) -> bool:
         if self.headers.get("Authorization") == f"Bearer {self.registry.token}":

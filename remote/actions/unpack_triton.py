@@ -84,8 +84,9 @@ def unpack_image(cache: str, digest: str, tmp: str) -> str:
     for layer in resolve(document_of, digest, host_arch())["layers"]:
         copy, got = private_copy(blob_path(cache, layer["digest"]), os.path.dirname(tmp))
         try:
-            if "sha256:" + got != layer["digest"]:
-                raise ImageRefused(9, f"the cached layer {layer['digest']} reads as sha256:{got}; run again to pull it")
+            if "sha256:" + got != layer["digest"]:  # changed in the cache: removed, so the next pull fetches it
+                os.unlink(blob_path(cache, layer["digest"]))
+                raise ImageRefused(9, f"the cached layer {layer['digest']} read as sha256:{got}: removed; run again")
             apply_layer(copy, tmp, ["opt", "tritonserver"])
         finally:
             copy.close()

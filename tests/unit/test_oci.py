@@ -133,6 +133,8 @@ def test_a_cached_layer_changed_after_the_pull_is_refused_by_the_unpack(registry
     blob.write_bytes(layer(("opt/tritonserver/bin/tritonserver", b"swapped")))
     assert unpack(cache, index, dest) == 9
     assert not dest.exists() and not Path(f"{dest}.tmp").exists()
+    assert not blob.exists()  # removed: the next pull fetches it again (the same size would pass for cached)
+    assert pull(registry, index, cache) == 0 and unpack(cache, index, dest) == 0
 
 
 def test_an_api_key_goes_to_the_token_service_alone_and_its_file_is_removed(
