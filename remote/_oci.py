@@ -33,9 +33,10 @@ class ImageRefused(Exception):
         self.code = code
 
 
-def host_arch():
-    """This host's architecture as image indexes name it (amd64, arm64)."""
-    return _ARCHES.get(_platform.machine(), _platform.machine())
+def host_arch(machine=""):
+    """This host's architecture (or machine's, as `uname -m` names it) as image indexes name it (amd64, arm64)."""
+    machine = machine or _platform.machine()
+    return _ARCHES.get(machine, machine)
 
 
 def blob_path(cache, digest):

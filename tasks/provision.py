@@ -28,6 +28,7 @@ from tasks import (
     controller_downloads,
     downloads,
     environment,
+    image_relay,
     models,
     network,
     python_standalone,
@@ -167,8 +168,20 @@ def triton_server(
 ) -> None:
     """Triton from a checksummed artifact, cached on the persistent path, unpacked beside the one in use."""
     artifact = decisions.chosen_artifact  # decided once, by the rules (compat/build.py)
-    if settings.triton_source == "image":
-        registry, repository, _ = image_parts(settings.triton_image)
+    registry, repository, _ = image_parts(settings.triton_image)
+    if settings.triton_source == "image" and relay:  # one pull for many hosts: the controller's
+        image_relay.image_sent(
+            name="Triton image in the cache",
+            registry_url=settings.triton_image_registry_url or f"https://{registry}",
+            repository=repository,
+            digest=settings.triton_image_digest,
+            cache=artifact.archive,
+            relay=relay,
+            machine=decisions.machine,
+            api_key=settings.triton_registry_api_key,
+            needed=not artifact_installed,
+        )
+    elif settings.triton_source == "image":
         downloads.image_pulled(
             name="Triton image in the cache",
             registry_url=settings.triton_image_registry_url or f"https://{registry}",

@@ -120,14 +120,11 @@ def manifest(registry: Registry, cache: str, digest: str) -> dict:
     return found
 
 
-def main(url: str, repository: str, digest: str, cache: str, key_file: str = "") -> int:
-    key = ""
-    if key_file.startswith("@"):  # the API key: read from the root-only file, which is then removed
-        with open(key_file[1:]) as f:
-            key = f.read().strip()
-        os.unlink(f.name)
+def pull(url: str, repository: str, digest: str, cache: str, key: str = "", arch: str = ""):
+    """Every blob of the image in cache: (0, what was pulled), or (the exit code, what stopped it). arch: the
+    index entry's architecture (the controller pulls for its hosts: theirs); "" for this machine's."""
     registry = Registry(url, repository, key)
-    arch = host_arch()
+    arch = arch or host_arch()
     blobs: list = []
     try:
         image = resolve(lambda of: manifest(registry, cache, of), digest, arch)
@@ -140,18 +137,25 @@ def main(url: str, repository: str, digest: str, cache: str, key_file: str = "")
             with registry.open(f"blobs/{blob['digest']}") as resp:
                 fetched += save(resp, path, blob["digest"], f"layer {blob['digest'][7:19]}")
     except ImageRefused as exc:
-        print(f"oci pull: {exc}. Nothing was installed.", file=sys.stderr)
-        return exc.code
+        return exc.code, f"oci pull: {exc}. Nothing was installed."
     except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, cut short, HTTP errors
-        print(
+        return 4, (
             f"oci pull: {url}/v2/{repository} failed ({type(exc).__name__}: {exc}); partial files were removed "
-            "and nothing was installed. Run again to retry.",
-            file=sys.stderr,
+            "and nothing was installed. Run again to retry."
         )
-        return 4
     size = sum(b.get("size", 0) for b in blobs)
-    print(f"oci pull: {digest} linux/{arch}: {len(blobs)} blobs ({size} bytes), {fetched} fetched", file=sys.stderr)
-    return 0
+    return 0, f"oci pull: {digest} linux/{arch}: {len(blobs)} blobs ({size} bytes), {fetched} fetched"
+
+
+def main(url: str, repository: str, digest: str, cache: str, key_file: str = "") -> int:
+    key = ""
+    if key_file.startswith("@"):  # the API key: read from the root-only file, which is then removed
+        with open(key_file[1:]) as f:
+            key = f.read().strip()
+        os.unlink(f.name)
+    code, message = pull(url, repository, digest, cache, key)
+    print(message, file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

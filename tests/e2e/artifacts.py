@@ -263,3 +263,14 @@ def triton_image_layers() -> list[bytes]:
     with tarfile.open(fileobj=opaque, mode="w") as top:
         top.addfile(tarfile.TarInfo("opt/tritonserver/backends/stray/.wh..wh..opq"), io.BytesIO(b""))
     return [gzip.compress(layer.getvalue(), compresslevel=1, mtime=0) for layer in (base, python, opaque)]
+
+
+def gzip_layer(files: dict[str, bytes]) -> bytes:
+    """An image layer of these files (name -> bytes), gzipped with no time in it."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name, content in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
+    return gzip.compress(out.getvalue(), mtime=0)

@@ -83,3 +83,33 @@ def test_an_image_is_pulled_unpacked_served_and_kept_for_a_reset(
         f"test -e /persist/downloads/images/blobs/sha256/{digest_of(altered[2])[7:]}", check=False
     ).returncode
     assert_serves(host)
+
+
+def test_a_fleet_pulls_the_image_once_through_the_controller(
+    two_hosts: list[TestHost], served: dict, registry: Registry, tmp_path: Path
+) -> None:
+    """Two hosts, downloads through the controller: the registry is asked for each blob once, for both; each
+    host takes each blob only once its own sha256 check agrees, unpacks, serves; a second run sends nothing."""
+    layers = artifacts.triton_image_layers()
+    index, _ = registry.push("2.51-fleet", CONFIG, [*layers, artifacts.gzip_layer({"opt/tritonserver/FLEET": b"1"})])
+    settings = {
+        **image_settings(served, registry, "2.51-fleet", index),
+        "downloads_via_controller": "yes",
+        "controller_cache_dir": str(tmp_path / "controller-cache"),  # empty: the controller's pull is counted
+    }
+    for h in two_hosts:
+        h.ssh("rm -rf /persist/downloads/images")
+    inv = write_inventory(tmp_path / "inv.py", two_hosts, settings, own_ports=True)
+    seen = len(registry.log)
+    _, results = provision(inv)
+    assert results["Triton image in the cache"]["success"] == 2
+    blobs = [path for _, path, _, _ in registry.log[seen:] if path.startswith("/cdn/")]
+    assert len(blobs) == len(set(blobs)) == 2 + len(layers)  # the config and each layer, once for both hosts
+    for h in two_hosts:
+        assert h.ssh("cat /opt/triton/current/FLEET").stdout == "1"
+        assert h.ssh("ls /persist/downloads/images/blobs/sha256 | grep -c from-controller", check=False).stdout == "0\n"
+        assert_serves(h)
+    seen = len(registry.log)
+    _, again = provision(inv)
+    assert changed(again) == {}
+    assert registry.log[seen:] == []
