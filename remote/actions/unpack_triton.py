@@ -152,6 +152,35 @@ def main(
     return finish_install(source, archive, dest, tmp, stub_python, sha256, version, fixes)
 
 
+GLIBC_NEEDED = re.compile(rb"GLIBC_2\.([0-9]+)")
+
+
+def glibc_needed(tree: str) -> tuple:
+    """The newest glibc (2, minor) the server and its backends' entry libraries ask for (the GLIBC_2.N
+    version names they link), and the file that asks for it; (0, 0), "" where they name none."""
+    found = ((0, 0), "")
+    candidates = [os.path.join(tree, "bin", "tritonserver"), os.path.join(tree, "lib", "libtritonserver.so")]
+    backends = os.path.join(tree, "backends")
+    for name in sorted(os.listdir(backends)) if os.path.isdir(backends) else []:
+        candidates.append(os.path.join(backends, name, f"libtriton_{name}.so"))
+    for path in candidates:
+        if os.path.isfile(path) and not os.path.islink(path):
+            with open(path, "rb") as f:
+                minors = [int(m) for m in GLIBC_NEEDED.findall(f.read())]
+            if minors and (2, max(minors)) > found[0]:
+                found = ((2, max(minors)), os.path.relpath(path, tree))
+    return found
+
+
+def host_glibc() -> tuple:
+    """This host's glibc as (2, minor); (0, 0) where it has none (musl)."""
+    try:
+        _, version = os.confstr("CS_GNU_LIBC_VERSION").split()
+        return tuple(int(x) for x in version.split(".")[:2])
+    except (ValueError, OSError, AttributeError):
+        return (0, 0)
+
+
 def finish_install(
     source: str, archive: str, dest: str, tmp: str, stub_python: str, sha256: str, version: str, fixes: str
 ) -> int:
@@ -165,6 +194,16 @@ def finish_install(
         )
         print(f"unpack: {archive} has no {where}", file=sys.stderr)
         return 5
+    (needed, asking), have = glibc_needed(tmp), host_glibc()
+    if have != (0, 0) and needed > have:
+        shutil.rmtree(tmp)
+        print(
+            f"unpack: this build needs glibc {needed[0]}.{needed[1]} ({asking} links GLIBC_{needed[0]}.{needed[1]}); "
+            f"this host has {have[0]}.{have[1]}. Nothing was installed or switched. Fix: a build made for an older "
+            "OS (an image or tarball of an earlier Triton release), or a host whose OS is as new as the build's",
+            file=sys.stderr,
+        )
+        return 10
     stub_dst = os.path.join(tmp, "backends", "python", "triton_python_backend_stub")
     stub_src = os.path.join(tmp, "python_backend_stubs", stub_python, "triton_python_backend_stub")
     if os.path.isfile(stub_src):

@@ -230,3 +230,17 @@ def test_the_image_is_the_artifact_its_cache_and_its_pin() -> None:
     assert cache_proof(artifact) == f"{artifact.archive}/blobs/sha256/{'4f' * 32}"
     mirror = load({**IMAGE, "triton_image_registry_url": "http://127.0.0.1:5000"})
     assert choose_artifact(mirror, Layout(mirror)).url == "http://127.0.0.1:5000/v2/nvidia/tritonserver"
+
+
+def test_a_build_that_needs_a_newer_glibc_than_the_hosts_is_refused_before_it_is_installed(
+    registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """NGC's images are built on the newest Ubuntu: their server asks for a glibc a Debian 12 host lacks."""
+    newer = layer(("opt/tritonserver/backends/onnxruntime/libtriton_onnxruntime.so", b"\0GLIBC_2.2.5\0GLIBC_2.99\0"))
+    index, _ = registry.push("25.99-py3", CONFIG, [BASE, TOP, newer])
+    cache, dest = tmp_path / "cache", tmp_path / "image"
+    assert pull(registry, index, cache) == 0
+    assert unpack(cache, index, dest) == 10
+    err = capsys.readouterr().err
+    assert "this build needs glibc 2.99 (backends/onnxruntime/libtriton_onnxruntime.so links GLIBC_2.99)" in err
+    assert not dest.exists() and not Path(f"{dest}.tmp").exists()
