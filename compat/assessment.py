@@ -63,6 +63,7 @@ class Artifact:
     archive: str  # its path in the download cache on the host (of an image: the folder of its blobs)
     strip_components: int
     image: bool = False  # a container image pinned to sha256 (its digest's hex), pulled from a registry
+    backends: tuple[str, ...] = ()  # the backends unpacked (of an image: those the models use); () all
 
 
 @dataclass(frozen=True)

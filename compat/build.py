@@ -7,6 +7,7 @@ from compat import tables
 from compat.assessment import Artifact, HostFacts
 from compat.distro import distro_key, package_for, unknown_package_fix
 from compat.items import Item, blocker, missing, ok
+from compat.serving import model_backends
 from config.layout import Layout
 from config.settings import Settings
 from config.versions import version_key
@@ -59,7 +60,8 @@ def choose_artifact(settings: Settings, layout: Layout) -> Artifact | None:
         registry, repository, tag = image_parts(settings.triton_image)
         url = f"{settings.triton_image_registry_url or 'https://' + registry}/v2/{repository}"
         digest = settings.triton_image_digest.removeprefix("sha256:")
-        return Artifact(url, digest, tag, f"{layout.downloads}/images", 0, image=True)
+        backends = model_backends(settings.models)  # only those the models use: NGC's image carries GBs of others
+        return Artifact(url, digest, tag, f"{layout.downloads}/images", 0, image=True, backends=backends)
     sha = settings.triton_tarball_sha256
     return Artifact(
         settings.triton_tarball_url,

@@ -45,6 +45,18 @@ def model_serving(specs: tuple[ModelSpec, ...], cpus: int | None, gpu: bool) -> 
     return out
 
 
+def model_backends(specs: tuple[ModelSpec, ...]) -> tuple[str, ...]:
+    """The backends the models use: python (the smoke model, every HuggingFace model), and each Triton
+    model folder's."""
+    found = {"python"}
+    for spec in specs:
+        if spec.kind == "triton":
+            config, _ = triton_model.check_dir(spec.name, spec.model_folder)
+            if config is not None:
+                found.add(config.backend)
+    return tuple(sorted(found))
+
+
 def check_model_backends(specs: tuple[ModelSpec, ...], triton_source: str) -> list[Item]:
     """Each Triton model folder (triton:) asks for a backend the chosen build carries: the pytriton wheel's
     Triton has the python backend only. (NGC's tarball carries most; Triton names any it lacks at load.)"""

@@ -63,14 +63,15 @@ def _inside(dest, path):
     return real == dest or real.startswith(dest + _os.sep)
 
 
-def extract_tar(archive, dest, strip=0, top=None, keep=None):
+def extract_tar(archive, dest, strip=0, top=None, keep=None, leave_out=None):
     """Extract a tar archive into dest (which exists), member by member, refusing the unsafe: names
     with '..' or absolute, anything under a symlink, links whose target leaves dest (checked when
     written, and again for every link once all are there), hard links to anything but a regular file
     already extracted, devices and fifos, setuid and setgid bits. Owners are not kept; group and other
     write bits are dropped. archive: a path, or a file object open for reading (read from where it is).
     keep (an image layer: a folder's parts, ["opt", "tritonserver"]): only that folder's members, as paths
-    inside it; the others and the layer's whiteouts (apply_layer applies them) are left out."""
+    inside it; the others and the layer's whiteouts (apply_layer applies them) are left out. leave_out(rel):
+    True for a member not wanted (a backend no model uses)."""
     dest = _os.path.realpath(dest)
     links = []
     source = {"fileobj": archive} if hasattr(archive, "read") else {"name": archive}
@@ -87,6 +88,8 @@ def extract_tar(archive, dest, strip=0, top=None, keep=None):
             except _Outside:
                 continue
             if rel is None or (keep is not None and rel.rsplit("/", 1)[-1].startswith(WHITEOUT)):
+                continue
+            if leave_out is not None and leave_out(rel):
                 continue
             if not (m.isfile() or m.isdir() or m.issym() or m.islnk()):
                 raise UnsafeArchive(f"{m.name!r} is a device, fifo or other special file")
@@ -144,11 +147,12 @@ def _empty(folder):
             _remove(_os.path.join(folder, entry))
 
 
-def apply_layer(layer, dest, keep):
+def apply_layer(layer, dest, keep, leave_out=None):
     """Apply one image layer (a tar, gzipped or not: a seekable file object at its start) onto dest, which
     holds what the layers below put in the kept folder (keep: its parts, ["opt", "tritonserver"]): first
     the layer's whiteouts delete from what is there (a whiteout of the folder or of a folder above it
-    empties dest), then its members in that folder are extracted with extract_tar's rules."""
+    empties dest), then its members in that folder are extracted with extract_tar's rules (but those
+    leave_out(rel) names)."""
     dest = _os.path.realpath(dest)
     with _tarfile.open(fileobj=layer) as tar:
         for m in tar:
@@ -164,7 +168,7 @@ def apply_layer(layer, dest, keep):
                 _no_link_on_the_way(dest, rel + "/x" if opaque else rel)
                 (_empty if opaque else _remove)(_os.path.join(dest, rel))
     layer.seek(0)
-    extract_tar(layer, dest, keep=keep)
+    extract_tar(layer, dest, keep=keep, leave_out=leave_out)
 
 
 def zip_target(dest, name):

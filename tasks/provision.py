@@ -216,6 +216,7 @@ def triton_server(
         strip_components=artifact.strip_components,
         python=decisions.chosen_script_python,
         stub_fixes=decisions.stub_fixes,
+        backends=artifact.backends,
     )
 
 

@@ -1,6 +1,6 @@
 """Unpack a verified Triton artifact into a complete install directory; runs on the host (3.8+).
 
-    python3 unpack_triton.py pytriton|tarball|image ARCHIVE DEST STUB_PYTHON SHA256 STRIP VERSION [FIXES_JSON]
+    python3 unpack_triton.py pytriton|tarball|image ARCHIVE DEST STUB_PYTHON SHA256 STRIP VERSION [FIXES [BACKENDS]]
 
 The archive is opened once: read into a private copy (unlinked, root's, on DEST's disk) while its
 sha256 is taken, checked against SHA256, and unpacked from that copy; a file on the persistent path
@@ -8,7 +8,8 @@ changed after the run planned (or while this reads it) is refused, never unpacke
 container image pulled by oci_pull.py): ARCHIVE is its cache of blobs, SHA256 the hex of its pinned
 digest; its manifest is read from the cache and checked against that digest, then each layer, in
 order, read into a private copy that is checked against the layer's digest, and applied: its
-whiteouts, then its members under /opt/tritonserver (nothing else of the image is kept).
+whiteouts, then its members under /opt/tritonserver (nothing else of the image is kept); BACKENDS
+("python,onnxruntime"; "" for all): the backends kept, the others' folders left out.
 Builds DEST.tmp with bin/ lib/ backends/ caches/ python_backend_stubs/, puts the stub of
 STUB_PYTHON at backends/python/triton_python_backend_stub, writes TRITON_VERSION and the
 .provisioner manifest, then renames DEST.tmp to DEST: an interrupted run leaves no DEST.
@@ -70,8 +71,14 @@ def unpack_tarball(archive, tmp: str, strip: int) -> str:
     return open(path).read().strip() if os.path.exists(path) else ""
 
 
-def unpack_image(cache: str, digest: str, tmp: str) -> str:
-    """The image's /opt/tritonserver, its layers applied in order onto tmp; its TRITON_VERSION."""
+def unpack_image(cache: str, digest: str, tmp: str, backends: str = "") -> str:
+    """The image's /opt/tritonserver, its layers applied in order onto tmp (of backends/, only the folders
+    of BACKENDS where it names some); its TRITON_VERSION."""
+    wanted = set(backends.split(",")) if backends else None
+
+    def leave_out(rel: str) -> bool:
+        parts = rel.split("/")
+        return wanted is not None and len(parts) > 1 and parts[0] == "backends" and parts[1] not in wanted
 
     def document_of(of: str) -> dict:
         found = cached_document(cache, of)
@@ -87,7 +94,7 @@ def unpack_image(cache: str, digest: str, tmp: str) -> str:
             if "sha256:" + got != layer["digest"]:  # changed in the cache: removed, so the next pull fetches it
                 os.unlink(blob_path(cache, layer["digest"]))
                 raise ImageRefused(9, f"the cached layer {layer['digest']} read as sha256:{got}: removed; run again")
-            apply_layer(copy, tmp, ["opt", "tritonserver"])
+            apply_layer(copy, tmp, ["opt", "tritonserver"], leave_out)
         finally:
             copy.close()
     path = os.path.join(tmp, "TRITON_VERSION")
@@ -114,13 +121,14 @@ def main(
     strip: str,
     version: str,
     fixes: str = "{}",
+    backends: str = "",
 ) -> int:
     tmp = dest + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     if source == "image":
         try:
-            version = unpack_image(archive, "sha256:" + sha256, tmp) or version
+            version = unpack_image(archive, "sha256:" + sha256, tmp, backends) or version
         except (ImageRefused, UnsafeArchive) as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             print(
@@ -128,7 +136,7 @@ def main(
                 file=sys.stderr,
             )
             return exc.code if isinstance(exc, ImageRefused) else 8
-        return finish_install(source, archive, dest, tmp, stub_python, sha256, version, fixes)
+        return finish_install(source, archive, dest, tmp, stub_python, sha256, version, fixes, backends)
     copy, got = private_copy(archive, os.path.dirname(tmp))
     try:
         if got != sha256.lower():
@@ -175,14 +183,22 @@ def glibc_needed(tree: str) -> tuple:
 def host_glibc() -> tuple:
     """This host's glibc as (2, minor); (0, 0) where it has none (musl)."""
     try:
-        _, version = os.confstr("CS_GNU_LIBC_VERSION").split()
+        _, version = (os.confstr("CS_GNU_LIBC_VERSION") or "").split()
         return tuple(int(x) for x in version.split(".")[:2])
     except (ValueError, OSError, AttributeError):
         return (0, 0)
 
 
 def finish_install(
-    source: str, archive: str, dest: str, tmp: str, stub_python: str, sha256: str, version: str, fixes: str
+    source: str,
+    archive: str,
+    dest: str,
+    tmp: str,
+    stub_python: str,
+    sha256: str,
+    version: str,
+    fixes: str,
+    backends: str = "",
 ) -> int:
     """The unpacked tree checked (a server, the stub of stub_python), its manifest written, renamed to dest."""
     if not os.path.isfile(os.path.join(tmp, "bin", "tritonserver")):
@@ -225,10 +241,11 @@ def finish_install(
     if version:
         with open(os.path.join(tmp, "TRITON_VERSION"), "w") as f:
             f.write(version + "\n")
-    finish(tmp, dest, {"source": source, "sha256": sha256, "stub_python": stub_python, "stub_linked": linked})
+    manifest = {"source": source, "sha256": sha256, "stub_python": stub_python, "stub_linked": linked}
+    finish(tmp, dest, {**manifest, **({"backends": backends} if backends else {})})
     print(f"unpack: Triton {version or '(version unknown)'} in {dest}, stub for Python {stub_python}", file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:9]))
+    sys.exit(main(*sys.argv[1:10]))

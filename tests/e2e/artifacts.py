@@ -234,8 +234,9 @@ def uv_downloads_list(mirror) -> tuple[str, str]:
 def triton_image_layers() -> list[bytes]:
     """An NGC-like image of the pytriton build's Triton, as gzipped layers: the server's tree under
     /opt/tritonserver with a file the next layer whites out, and files outside it (a library, /etc) that
-    must not be unpacked; then its python backend and the whiteout; then an opaque folder that hides a
-    lower layer's stray backend. Made once per session (the same bytes: gzip with no time in it)."""
+    must not be unpacked, and a backend no model uses; then its python backend and the whiteout; then an
+    opaque folder that hides a lower layer's stray backend. Made once per session (the same bytes: gzip with
+    no time in it)."""
     keep = ("tritonserver/backends/python/",)
     base, python = io.BytesIO(), io.BytesIO()
     with (
@@ -250,6 +251,7 @@ def triton_image_layers() -> list[bytes]:
         extra = {
             "opt/tritonserver/NOTES.decoy": b"whited out by the next layer",
             "opt/tritonserver/backends/stray/libtriton_stray.so": b"hidden by an opaque folder above it",
+            "opt/tritonserver/backends/onnxruntime/libtriton_onnxruntime.so": b"a backend no model uses",
             "usr/lib/x86_64-linux-gnu/libdecoy.so.1": b"outside /opt/tritonserver",
             "etc/motd": b"outside /opt/tritonserver",
         }

@@ -16,7 +16,10 @@ import remote
 from compat.build import cache_proof, choose_artifact
 from config.layout import Layout
 from config.settings import SettingsError, load
+from tasks.triton_install import version_dir_name
 from testbed.registry import Registry, digest_of
+from tests.unit.test_triton_model import ONNX_CONFIG
+from tests.unit.test_triton_model import folder as triton_folder
 
 oci_pull = remote.load("oci_pull.py")
 unpack_triton = remote.load("unpack_triton.py")
@@ -71,8 +74,9 @@ def pull(registry: Registry, digest: str, cache: Path, key_file: str = "") -> in
     return oci_pull.main(registry.url, registry.repository, digest, str(cache), key_file)
 
 
-def unpack(cache: Path, digest: str, dest: Path) -> int:
-    return unpack_triton.main("image", str(cache), str(dest), "3.11", digest.removeprefix("sha256:"), "0", "", "{}")
+def unpack(cache: Path, digest: str, dest: Path, backends: str = "") -> int:
+    hex_digest = digest.removeprefix("sha256:")
+    return unpack_triton.main("image", str(cache), str(dest), "3.11", hex_digest, "0", "", "{}", backends)
 
 
 def tree(root: Path) -> dict[str, bytes | None]:
@@ -244,3 +248,26 @@ def test_a_build_that_needs_a_newer_glibc_than_the_hosts_is_refused_before_it_is
     err = capsys.readouterr().err
     assert "this build needs glibc 2.99 (backends/onnxruntime/libtriton_onnxruntime.so links GLIBC_2.99)" in err
     assert not dest.exists() and not Path(f"{dest}.tmp").exists()
+
+
+def test_only_the_backends_the_models_use_are_unpacked(registry: Registry, tmp_path: Path) -> None:
+    more = layer(("opt/tritonserver/backends/onnxruntime/libtriton_onnxruntime.so", b"onnx"))
+    index, _ = registry.push("25.01-py3", CONFIG, [BASE, TOP, more])
+    cache = tmp_path / "cache"
+    assert pull(registry, index, cache) == 0
+    assert unpack(cache, index, tmp_path / "python-only", "python") == 0
+    assert sorted(p.name for p in (tmp_path / "python-only" / "backends").iterdir()) == ["python"]
+    assert "backends=python\n" in (tmp_path / "python-only" / ".provisioner").read_text()
+    assert unpack(cache, index, tmp_path / "both", "onnxruntime,python") == 0
+    assert sorted(p.name for p in (tmp_path / "both" / "backends").iterdir()) == ["onnxruntime", "python"]
+
+
+def test_the_image_keeps_the_backends_of_the_models_and_names_its_folder_by_them(tmp_path: Path) -> None:
+    folder = triton_folder(tmp_path, "densenet", ONNX_CONFIG, model_py=False)
+    settings = load({**IMAGE, "models": [{"name": "densenet", "source": f"triton:{folder}"}]})
+    artifact = choose_artifact(settings, Layout(settings))
+    assert artifact is not None and artifact.backends == ("onnxruntime", "python")
+    assert version_dir_name(artifact.version, artifact.sha256, "3.12", artifact.backends) == (
+        "25.01-py3-4f4f4f4f4f4f-py3.12-onnxruntime-python"
+    )
+    assert choose_artifact(load(IMAGE), Layout(load(IMAGE))).backends == ("python",)
