@@ -86,7 +86,10 @@ def check_triton(
     if not tri.get("python_stub"):
         items.append(missing("python backend stub", f"no {home}/backends/python/triton_python_backend_stub", FIX))
     elif python and tri.get("stub_python") and tri["stub_python"] != python:
-        pinned = {"tarball": settings.triton_tarball_sha256, "image": settings.triton_image_digest[7:]}
+        pinned = {
+            "tarball": settings.triton_tarball_sha256,
+            "image": settings.triton_image_digest.removeprefix("sha256:"),
+        }
         same_archive = tri["manifest"].get("sha256") == pinned.get(settings.triton_source, "")
         items.append(
             Item(

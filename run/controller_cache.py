@@ -56,9 +56,11 @@ def file_sha256(path: str | Path) -> str:
     return _known_sha256[key]
 
 
-def _lock_for(sha256: str) -> threading.Lock:
+def lock_for(key: str) -> threading.Lock:
+    """One lock in this process per key (a file's sha256, a hub snapshot, an image): the run's hosts (gevent
+    greenlets) asking for the same download at once wait for one fetch."""
     with _locks_guard:
-        return _locks.setdefault(sha256, threading.Lock())
+        return _locks.setdefault(key, threading.Lock())
 
 
 def _flocked(handle) -> None:
@@ -111,7 +113,7 @@ def fetched(url: str | Callable[[], str], sha256: str, cache_dir: Path) -> Path:
     read only where the cache lacks the file)."""
     cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     final = cache_dir / sha256
-    with _lock_for(sha256), open(cache_dir / f".{sha256}.lock", "a") as lock_file:
+    with lock_for(sha256), open(cache_dir / f".{sha256}.lock", "a") as lock_file:
         _flocked(lock_file)
         if final.is_file() and file_sha256(final) == sha256:
             return final

@@ -7,22 +7,13 @@ nothing is trusted more for coming from the controller. Hosts whose cache holds 
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 from pyinfra.api import FunctionCommand, QuoteString, StringCommand
 
 from config.hub_folders import HubAccess, lean_files
+from run import controller_cache
 from tasks import private_upload
-
-# one fetch per repository and revision while the run's hosts (gevent greenlets) ask at once
-_locks: dict[tuple[str, str], threading.Lock] = {}
-_locks_guard = threading.Lock()
-
-
-def _lock_for(repo: str, revision: str) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault((repo, revision), threading.Lock())
 
 
 class _SentSnapshot(FunctionCommand):
@@ -31,7 +22,7 @@ class _SentSnapshot(FunctionCommand):
 
     def execute(self, state, host, connector_arguments):
         access, repo, revision, stage = self.args
-        with _lock_for(repo, revision):
+        with controller_cache.lock_for(f"hub:{repo}@{revision}"):  # one fetch for the run's hosts
             files, problem = lean_files(access, repo, revision)
         if problem:
             host.log(f'{problem}. Where only the hosts reach the hub, set downloads_via_controller = "no"')

@@ -7,7 +7,6 @@ checks every layer again as it reads it."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 from pyinfra import host
@@ -15,17 +14,11 @@ from pyinfra.api import FunctionCommand, QuoteString, StringCommand, operation
 
 import remote
 from facts.files import TreeEntries
+from run import controller_cache
 from tasks import private_upload
 from tasks.controller_downloads import SENT_SUFFIX
 
 _oci = remote.load("oci_pull.py")  # the pull and the image's rules, as the host runs them
-_locks: dict[str, threading.Lock] = {}  # one pull per image while the run's hosts (gevent greenlets) ask at once
-_locks_guard = threading.Lock()
-
-
-def _lock_for(digest: str) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault(digest, threading.Lock())
 
 
 def image_blobs(cache: Path, digest: str, arch: str) -> list[str]:
@@ -52,7 +45,7 @@ class _SentImage(FunctionCommand):
     def execute(self, state, host, connector_arguments):
         registry_url, repository, digest, cache, relay, arch, key, present = self.args
         local = Path(relay) / "images"
-        with _lock_for(digest):
+        with controller_cache.lock_for(f"image:{digest}"):  # one pull for the run's hosts
             code, message = _oci.pull(registry_url, repository, digest, str(local), key, arch)
         if code != 0:
             host.log(f'{message} (the controller\'s pull: where only the hosts reach the registry, set '

@@ -65,10 +65,15 @@ def unpack_pytriton(archive, tmp: str) -> None:
             os.chmod(os.path.join(root, f), 0o755)
 
 
+def triton_version(tree: str) -> str:
+    """The version an unpacked build names in its TRITON_VERSION; "" where it has none."""
+    path = os.path.join(tree, "TRITON_VERSION")
+    return open(path).read().strip() if os.path.exists(path) else ""
+
+
 def unpack_tarball(archive, tmp: str, strip: int) -> str:
     extract_tar(archive, tmp, strip=strip)
-    path = os.path.join(tmp, "TRITON_VERSION")
-    return open(path).read().strip() if os.path.exists(path) else ""
+    return triton_version(tmp)
 
 
 def unpack_image(cache: str, digest: str, tmp: str, backends: str = "") -> str:
@@ -97,8 +102,7 @@ def unpack_image(cache: str, digest: str, tmp: str, backends: str = "") -> str:
             apply_layer(copy, tmp, ["opt", "tritonserver"], leave_out)
         finally:
             copy.close()
-    path = os.path.join(tmp, "TRITON_VERSION")
-    return open(path).read().strip() if os.path.exists(path) else ""
+    return triton_version(tmp)
 
 
 # The libpython a stub links: "libpython3.10.so.1.0", or pytriton's vendored "libpython3-<hash>.13.so.1.0".
