@@ -85,6 +85,8 @@ class Decisions:
     torch_index: str | None = None  # full index URL, or None
     apt_packages: list[str] = field(default_factory=list)
     venv_pins: dict[str, str] = field(default_factory=dict)  # name -> exact version in the venv
+    # model name -> the exact pins of its own Python environment (a Triton folder whose pins clash with the venv's)
+    model_envs: dict[str, dict[str, str]] = field(default_factory=dict)
     # what to fix first that does not stop the run (a notebook's persist_dir a reset wipes), for the plan
     first_fixes: tuple[str, ...] = ()
     # model name -> its copies, threads and batch sizes on this host (compat/serving.py)

@@ -3,6 +3,7 @@ before any change. Each gap is named with what to fetch; provision refuses the h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pyinfra import host
@@ -41,9 +42,12 @@ def gaps(
     venv_plan: VenvPlan,
     artifact_cached: bool,
     uv_pythons: list[str],
+    env_plans: Mapping[str, VenvPlan] | None = None,
 ) -> list[Gap]:
     """Every gap of this host's caches for this provision; [] where it can run without the network.
-    uv_pythons: the minor versions of the CPythons uv already installed here."""
+    uv_pythons: the minor versions of the CPythons uv already installed here; env_plans: the models' own
+    environments (model name -> plan)."""
+    env_plans = env_plans or {}
     out: list[Gap] = []
     artifact = decisions.chosen_artifact
     if not artifact_cached:
@@ -84,15 +88,14 @@ def gaps(
                     f"{', '.join(needs['debs'])} (apt-get download on a host of this release), or {online}",
                 )
             )
-    if not wheels_at_hand(venv_plan):
-        fetch = (
-            f"the files that {venv_plan.lock_store} names (pip download --no-deps --require-hashes -r LOCK -d DIR)"
-            if venv_plan.lock
-            else "run provision once with the network (offline = False), which fills it and keeps a lock"
-        )
-        out.append(
-            Gap("wheels", f"the wheelhouse {venv_plan.wheelhouse} is not complete and no venv snapshot fits", fetch)
-        )
+    for what, plan in [("wheels", venv_plan), *((f"model {m} environment", p) for m, p in sorted(env_plans.items()))]:
+        if not wheels_at_hand(plan):
+            fetch = (
+                f"the files that {plan.lock_store} names (pip download --no-deps --require-hashes -r LOCK -d DIR)"
+                if plan.lock
+                else "run provision once with the network (offline = False), which fills it and keeps a lock"
+            )
+            out.append(Gap(what, f"the wheelhouse {plan.wheelhouse} is not complete and no venv snapshot fits", fetch))
     for m in settings.models:
         if m.kind == "hub" and not host.get_fact(HubSnapshot, layout.hub_markers, m.repo, m.revision):
             out.append(

@@ -23,15 +23,22 @@ class Refusal:
 
 
 def venv_plan(
-    settings: Settings, layout: Layout, decisions: Decisions, has_zstd: bool, restore_token: str, host_name: str = ""
+    settings: Settings,
+    layout: Layout,
+    decisions: Decisions,
+    has_zstd: bool,
+    restore_token: str,
+    host_name: str = "",
+    model: str = "",
 ) -> VenvPlan:
-    """The venv plan of this host: wheels from the uploaded wheelhouse where find-links is upload:, the
-    snapshot compressed as this host can."""
+    """The venv plan of this host (or, with model, of that model's own environment): wheels from the
+    uploaded wheelhouse where find-links is upload:, the snapshot compressed as this host can."""
     find_links = settings.pip_find_links
     if find_links.startswith("upload:"):  # air-gapped: wheels copied from the controller, changed files only
         find_links = layout.uploaded_wheels
     codec = snapshot_codec(settings.venv_snapshot_compression, has_zstd)
-    return plan(settings, layout, decisions, find_links, restore_token=restore_token, codec=codec, host_name=host_name)
+    token = "" if model else restore_token  # a model's environment is unpacked in its own step, not in the background
+    return plan(settings, layout, decisions, find_links, token, codec=codec, host_name=host_name, model=model)
 
 
 def wants_zstd(settings: Settings) -> bool:

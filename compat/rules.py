@@ -67,7 +67,8 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
     )
     library_items, library_packages = check_host_libraries(facts, build)
     torch, torch_items = choose_torch(facts, settings)
-    venv_pins, pin_items = model_pins(settings.models, torch.pins)  # with the model folders' requirements
+    # with the model folders' requirements; a folder whose pins clash gets an environment of its own
+    venv_pins, pin_items, model_envs = model_pins(settings.models, torch.pins, numpy_lt2)
     triton_items, triton_packages = check_triton(facts, settings, build, python.python)
     items += python_items + library_items + torch_items
     items += check_disk(facts, settings, torch.variant, standalone_to_install(facts, python))
@@ -95,6 +96,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
         torch_index=torch.index,
         apt_packages=sorted(set(python.apt_packages + library_packages + triton_packages)),
         venv_pins=venv_pins,
+        model_envs=model_envs,
         first_fixes=(f"{wiped.name}: {wiped.detail}; fix: {wiped.fix}",) if wiped else (),
         model_serving=model_serving(settings.models, facts.cpus, bool((facts.nvidia or {}).get("gpus"))),
     )

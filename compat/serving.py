@@ -95,32 +95,98 @@ PIN_SETTINGS = {
 }
 
 
-def model_pins(specs: tuple[ModelSpec, ...], pins: dict[str, str]) -> tuple[dict[str, str], list[Item]]:
-    """The venv's pins with those of each Triton model folder's requirements.txt added; a pin that
-    differs from the venv's own (torch, numpy, transformers ...) or another model's is refused, naming
-    both (torch's +variant aside: torch==2.13.0 is the venv's 2.13.0+cpu)."""
+def model_pins(
+    specs: tuple[ModelSpec, ...], pins: dict[str, str], numpy_lt2: bool = False
+) -> tuple[dict[str, str], list[Item], dict[str, dict[str, str]]]:
+    """The venv's pins with those of each Triton model folder's requirements.txt added, and the models that
+    get a Python environment of their own (name -> its pins: the venv's, its own over them). A folder
+    whose pin differs from the venv's own (torch, numpy, transformers ...) or another model's gets its own
+    environment (environment "auto" or "own"); with environment "shared" it is refused, naming both
+    (torch's +variant aside: torch==2.13.0 is the venv's 2.13.0+cpu)."""
     merged, owner, items = dict(pins), dict.fromkeys(pins, "the venv"), []
+    own_envs: dict[str, dict[str, str]] = {}
     for spec in specs:
         if spec.kind != "triton":
             continue
         wanted, _ = triton_model.requirements(spec.model_folder)
-        for name, version in sorted(wanted.items()):
-            have = merged.get(name)
-            if have is None:
-                merged[name], owner[name] = version, f"model {spec.name}"
-            elif have.split("+")[0] != version.split("+")[0]:
-                setting = PIN_SETTINGS.get(name)
-                fix = f"pin {name}=={have.split('+')[0]} in {spec.model_folder}/requirements.txt" + (
-                    f', or set {setting} = "{version}" if this build takes it' if setting else ""
-                )
-                items.append(
-                    blocker(
-                        f"model {spec.name}",
-                        f"its requirements.txt pins {name}=={version}; {owner[name]} pins {name}=={have}",
-                        fix,
-                    )
-                )
-        if wanted and not any(i.name == f"model {spec.name}" for i in items):
+        clashes = {
+            name: version
+            for name, version in sorted(wanted.items())
+            if name in merged and merged[name].split("+")[0] != version.split("+")[0]
+        }
+        if spec.environment == "own" or (clashes and spec.environment == "auto"):
+            env_pins, env_items = _own_env(spec, pins, wanted, numpy_lt2)
+            items += env_items
+            if not any(i.blocker for i in env_items):
+                own_envs[spec.name] = env_pins
+            continue
+        for name, version in clashes.items():
+            setting = PIN_SETTINGS.get(name)
+            fix = f"pin {name}=={merged[name].split('+')[0]} in {spec.model_folder}/requirements.txt" + (
+                f', or set {setting} = "{version}" if this build takes it' if setting else ""
+            )
+            detail = f"its requirements.txt pins {name}=={version}; {owner[name]} pins {name}=={merged[name]}"
+            items.append(blocker(f"model {spec.name}", detail, fix + ', or environment = "auto" for one of its own'))
+        if wanted and not clashes:
+            for name, version in wanted.items():
+                merged.setdefault(name, version)
+                owner.setdefault(name, f"model {spec.name}")
             shown = ", ".join(f"{k}=={v}" for k, v in sorted(wanted.items()))
             items.append(ok(f"model {spec.name} pins", f"its requirements.txt adds to the venv: {shown}"))
-    return merged, items
+    return merged, items, own_envs
+
+
+def _own_env(
+    spec: ModelSpec, pins: dict[str, str], wanted: dict[str, str], numpy_lt2: bool
+) -> tuple[dict[str, str], list[Item]]:
+    """A model's own environment: the venv's own pins with the model's over them; torch stays the venv's
+    (its variant is the host's), numpy below 2 where the stub needs it, and the environment is the
+    provisioner's to name (an EXECUTION_ENV_PATH in the folder's config.pbtxt is refused)."""
+    name = f"model {spec.name}"
+    config, _ = triton_model.check_dir(spec.name, spec.model_folder)
+    torch = wanted.get("torch")
+    problems = []
+    if config is not None and config.execution_env:
+        problems.append(
+            blocker(
+                name,
+                f"its config.pbtxt names its own environment ({triton_model.ENV_PARAMETER} "
+                f"{config.execution_env}) and its requirements.txt asks for one",
+                f"remove {triton_model.ENV_PARAMETER} from {spec.model_folder}/config.pbtxt (the provisioner builds "
+                'and names it), or set environment = "shared" to use yours',
+            )
+        )
+    if config is not None and config.backend != "python":
+        problems.append(
+            blocker(
+                name,
+                f"an environment of its own is the python backend's; it is {config.backend}",
+                'set environment = "shared"',
+            )
+        )
+    if torch and "torch" in pins and torch.split("+")[0] != pins["torch"].split("+")[0]:
+        problems.append(
+            blocker(
+                name,
+                f"its requirements.txt pins torch=={torch}; an environment of its own keeps the venv's torch "
+                f"{pins['torch']} (its variant is chosen for the host's driver)",
+                f"pin torch=={pins['torch'].split('+')[0]} in {spec.model_folder}/requirements.txt, "
+                "or set torch_version",
+            )
+        )
+    numpy = wanted.get("numpy", "")
+    if numpy_lt2 and numpy and int(numpy.split(".")[0]) >= 2:
+        problems.append(
+            blocker(
+                name,
+                f"its requirements.txt pins numpy=={numpy}; this build's python backend stub needs numpy<2 in every "
+                "environment it runs",
+                f"pin numpy 1.x in {spec.model_folder}/requirements.txt (1.26.4 is the last)",
+            )
+        )
+    if problems:
+        return {}, problems
+    env_pins = {**pins, **{k: v for k, v in wanted.items() if k != "torch"}}
+    changed = ", ".join(f"{k}=={v}" for k, v in sorted(wanted.items()) if pins.get(k, "").split("+")[0] != v)
+    why = f"its requirements.txt pins {changed or 'what the venv pins'}"
+    return env_pins, [ok(f"model {spec.name} environment", f"its own, beside the venv: {why}")]

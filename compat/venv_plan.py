@@ -100,10 +100,11 @@ def lock_name(python_minor: str, variant: str, key: str) -> str:
     return f"venv-py{python_minor}-{variant}-{key}.lock"
 
 
-def _key(settings: Settings, decisions: Decisions) -> str:
-    """The wheelhouse key of this host's pins and sources."""
+def _key(settings: Settings, decisions: Decisions, pins: dict[str, str] | None = None) -> str:
+    """The wheelhouse key of this host's pins (the venv's, or a model environment's) and sources."""
     return wheelhouse_key(
-        decisions.venv_pins, [decisions.torch_index or "", settings.pip_index_url, settings.pip_find_links]
+        decisions.venv_pins if pins is None else pins,
+        [decisions.torch_index or "", settings.pip_index_url, settings.pip_find_links],
     )
 
 
@@ -111,6 +112,18 @@ def venv_name(key: str, python_path: str, python_minor: str) -> str:
     """A venv's folder name: its wheelhouse key (the lock's, see lock_name) and the Python that makes it."""
     digest = hashlib.sha256(f"{key}\n{python_path}".encode()).hexdigest()[:12]
     return f"{digest}-py{python_minor}"
+
+
+def model_env_target(settings: Settings, layout: Layout, decisions: Decisions, model: str) -> str:
+    """A model's own environment (decisions.model_envs), in `layout.model_envs`: named by the model and by its
+    pins, sources and Python as a venv is, so a change builds a new one beside the one its stubs run."""
+    key = _key(settings, decisions, decisions.model_envs[model])
+    return f"{layout.model_envs}/{model}-{venv_name(key, str(decisions.python_path), str(decisions.python))}"
+
+
+def model_env_targets(settings: Settings, layout: Layout, decisions: Decisions) -> dict[str, str]:
+    """Each model with an environment of its own -> where that environment is."""
+    return {name: model_env_target(settings, layout, decisions, name) for name in sorted(decisions.model_envs)}
 
 
 def target(settings: Settings, layout: Layout, decisions: Decisions) -> str:
@@ -140,16 +153,19 @@ def plan(
     restore_token: str,
     codec: str = "none",
     host_name: str = "",
+    model: str = "",
 ) -> VenvPlan:
-    """The host's venv plan: the wheelhouse keyed by pins and sources, the snapshot by that key (its
-    suffix names its compression, codec), the Python and the venv's path, and the lock the
-    controller keeps for them (read here, once)."""
+    """The host's venv plan (or, with model, that model's own environment's): the wheelhouse keyed by pins
+    and sources, the snapshot by that key (its suffix names its compression, codec), the Python and the
+    venv's path, and the lock the controller keeps for them (read here, once)."""
     python, python_path = decisions.python, decisions.python_path
     if python is None or python_path is None:
         raise ValueError("no Python was chosen for the venv: the host has a blocker (see the audit)")
-    key = _key(settings, decisions)
-    venv_dir = target(settings, layout, decisions)
-    snapshot = f"{layout.venv_snapshots}/{snapshot_key(key, python_path, venv_dir)}{SNAPSHOT_SUFFIXES[codec]}"
+    pins = decisions.model_envs[model] if model else decisions.venv_pins
+    key = _key(settings, decisions, pins)
+    venv_dir = model_env_target(settings, layout, decisions, model) if model else target(settings, layout, decisions)
+    snapshots = layout.model_env_snapshots(model) if model else layout.venv_snapshots
+    snapshot = f"{snapshots}/{snapshot_key(key, python_path, venv_dir)}{SNAPSHOT_SUFFIXES[codec]}"
     lock_store, lock, digest_store, digest = "", "", "", ""
     store = settings.on_controller(settings.venv_lock_dir)
     if store:
@@ -162,7 +178,7 @@ def plan(
         venv_dir=venv_dir,
         python=python_path,
         python_minor=python,
-        requirements=decisions.venv_pins,
+        requirements=pins,
         wheelhouse=f"{layout.wheelhouse_root}/{key}",
         pip_cache=layout.pip_cache,
         snapshot=snapshot if settings.venv_snapshot else "",

@@ -207,6 +207,16 @@ class Layout:
         return f"{self.venv}.versions"
 
     @property
+    def model_envs(self) -> str:
+        """Models' own Python environments (a Triton folder whose pins clash with the venv's), one per model,
+        pins, sources and Python: named in that model's config.pbtxt (EXECUTION_ENV_PATH), not linked."""
+        return f"{self.venv}.model-envs"
+
+    def model_env_snapshots(self, model: str) -> str:
+        """Tars of a model's own environment, a folder per model: writing one removes the others beside it."""
+        return f"{self.venv_snapshots}/model-{model}"
+
+    @property
     def links(self) -> tuple[str, str, str]:
         """What the server runs, each a link switched as one when a new server starts: the Triton
         install, the venv and the model repository."""

@@ -14,6 +14,9 @@ MODEL_TASKS = ("text-classification", "feature-extraction", "text-generation")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _REPO = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 _REVISION = re.compile(r"^[\w./-]{1,128}$")
+ENVIRONMENTS = ("auto", "own", "shared")
+# what an entry for a Triton model folder may set: the rest is the folder's config.pbtxt
+TRITON_KEYS = {"name", "source", "environment"}
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,9 @@ class ModelSpec:
     normalize: bool = False  # feature-extraction: L2-normalise the pooled embedding
     max_length: int = 128  # tokenizer truncation
     max_new_tokens: int = 16  # text-generation
+    # the Python environment its stubs run in (a Triton model folder's): "auto" its own where its requirements.txt
+    # pins what the shared venv pins otherwise, "own" always its own, "shared" the venv (a clash is refused)
+    environment: str = "auto"
     folder: str = ""  # triton: where the model folder is on the controller (set by parse_models, not a setting)
 
     @property
@@ -88,8 +94,8 @@ def parse_models(value: Any, hub: hub_folders.HubAccess | None = None) -> tuple[
         if missing:
             problems.append(f"{where}: needs {' and '.join(missing)}")
             continue
-        if str(entry.get("source", "")).startswith("triton:") and set(entry) - {"name", "source"}:
-            extra = ", ".join(sorted(set(entry) - {"name", "source"}))
+        if str(entry.get("source", "")).startswith("triton:") and set(entry) - TRITON_KEYS:
+            extra = ", ".join(sorted(set(entry) - TRITON_KEYS))
             problems.append(
                 f"{where} ({entry.get('name')}): a Triton model folder brings its own config.pbtxt; set {extra} there"
             )
@@ -165,6 +171,13 @@ def _check(spec: ModelSpec) -> list[str]:
         out.append(f"source {spec.source!r}: no such directory on the controller (use an absolute path)")
     elif spec.kind == "triton":
         out += triton_model.check_dir(spec.name, spec.model_folder)[1]
+    if spec.environment not in ENVIRONMENTS:
+        out.append(f"environment must be one of {', '.join(ENVIRONMENTS)}")
+    elif spec.environment != "auto" and spec.kind != "triton":
+        out.append(
+            "environment: only a Triton model folder (triton:) may have an environment of its own; "
+            "this model runs in the shared venv"
+        )
     if spec.task not in MODEL_TASKS:
         out.append(f"task must be one of {', '.join(MODEL_TASKS)}")
     ints = {

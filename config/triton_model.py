@@ -36,6 +36,7 @@ PLATFORM_BACKENDS = {
     "tensorflow_savedmodel": "tensorflow",
     "tensorflow_graphdef": "tensorflow",
 }
+ENV_PARAMETER = "EXECUTION_ENV_PATH"  # the python backend's: the environment a model's stubs run in
 MAX_BYTES = 2 << 30  # carried in the model repository as they are: larger models belong on the host's disk
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
 
@@ -58,6 +59,7 @@ class TritonModelConfig:
     max_batch_size: int
     inputs: tuple[Tensor, ...]
     outputs: tuple[Tensor, ...]
+    execution_env: str = ""  # the python backend's EXECUTION_ENV_PATH parameter, where it sets one
 
 
 def _schema() -> Any:
@@ -111,7 +113,16 @@ def read_config(text: str) -> TritonModelConfig:
     inputs, outputs = _tensors(schema, config.input, "input"), _tensors(schema, config.output, "output")
     if not inputs or not outputs:
         raise ConfigError("config.pbtxt needs its inputs and outputs (input [...], output [...])")
-    return TritonModelConfig(config.name, backend, config.max_batch_size, inputs, outputs)
+    env = config.parameters[ENV_PARAMETER].string_value if ENV_PARAMETER in config.parameters else ""
+    return TritonModelConfig(config.name, backend, config.max_batch_size, inputs, outputs, env)
+
+
+def with_execution_env(text: str, env_dir: str) -> str:
+    """config.pbtxt with the python backend's EXECUTION_ENV_PATH naming env_dir (an unpacked environment:
+    the backend sources its bin/activate before the stub starts): a parameters entry added at the end,
+    which protobuf's text format allows for a repeated field."""
+    value = env_dir.replace("\\", "\\\\").replace('"', '\\"')
+    return text.rstrip("\n") + f'\nparameters: {{ key: "{ENV_PARAMETER}" value: {{ string_value: "{value}" }} }}\n'
 
 
 def check_dir(name: str, path: Path) -> tuple[TritonModelConfig | None, list[str]]:

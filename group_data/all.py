@@ -237,10 +237,16 @@ provision_records_dir = "provision-records"
 #              "source": "hub:distilbert/distilbert-base-uncased-finetuned-sst-2-english@main"}]
 # A Triton model folder you already have (config.pbtxt, and 1/model.py for the python backend, or
 # another backend's files) is served as it is: {"name": "text_classifier", "source":
-# "triton:/abs/path/text_classifier"}; name and source only (the rest is in its config.pbtxt). It is
-# checked before any change (config.pbtxt parses and sits beside the version folder, the name matches,
-# model.py is there, this build carries its backend) and proven with inputs made from its config. A
-# requirements.txt beside it (exact pins) adds to the venv; a pin against the venv's own is refused.
+# "triton:/abs/path/text_classifier"}; name, source and environment only (the rest is in its
+# config.pbtxt). It is checked before any change (config.pbtxt parses and sits beside the version
+# folder, the name matches, model.py is there, this build carries its backend) and proven with inputs
+# made from its config. A requirements.txt beside it (exact pins) adds to the venv. Where it pins
+# another version of a package the venv pins (transformers, numpy ...), or another model's, the model
+# gets a Python environment of its own: the venv's pins with its own over them, built beside the venv
+# from its own locked wheels (same torch; numpy<2 where the stub needs it), kept on the persistent path,
+# and named in the config.pbtxt the server reads (EXECUTION_ENV_PATH); a change to it reloads that
+# model alone. environment: "auto" (that), "own" (its own environment even without a clash) or
+# "shared" (the venv; a clash is refused, naming both pins).
 # The same from a hub repository that holds a Triton model folder (at its top, or as a folder named as
 # the model): "triton:hub:<repo id>@<revision>". The controller fetches it (hf_endpoint, hf_token; each
 # file checked against the hub's digest) into hub_folder_cache, checks it as above, and serves it as it

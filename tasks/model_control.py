@@ -15,6 +15,7 @@ server's group may read; the host script reads it, so it is never on a command l
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pyinfra import host
@@ -33,13 +34,14 @@ LOAD_TIMEOUT_S = 600  # one model's load (a large model's weights, a stub import
 RESERVE_KIB = 256 * 1024
 
 
-def digests(repo_files: dict[str, bytes], venv: str) -> dict[str, str]:
-    """Each model's digest: its files in the repository and the venv its stubs run on. A model whose
-    digest differs from what the server loaded is reloaded."""
+def digests(repo_files: dict[str, bytes], venv: str, envs: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each model's digest: its files in the repository and the venv its stubs run on (envs: a model's own
+    environment instead, so a new venv does not reload it). A model whose digest differs from what the
+    server loaded is reloaded."""
     names = sorted({rel.split("/", 1)[0] for rel in repo_files})
     out = {}
     for name in names:
-        h = hashlib.sha256(f"venv={venv}\0".encode())
+        h = hashlib.sha256(f"venv={(envs or {}).get(name, venv)}\0".encode())
         for path, content in sorted(repo_files.items()):
             if path.split("/", 1)[0] == name:
                 h.update(path.encode() + b"\0" + hashlib.sha256(content).digest())

@@ -4,6 +4,7 @@ uploaded (path:) or downloaded into HF_HOME (hub:) on the persistent path."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -71,8 +72,10 @@ def repository_files(
     layout: Layout,
     gpu_ids: list[int],
     serving: dict[str, Serving] | None = None,
+    envs: Mapping[str, str] | None = None,
 ) -> dict[str, bytes]:
-    """Relative path -> content for the whole repository: the smoke model and every configured one."""
+    """Relative path -> content for the whole repository: the smoke model and every configured one. envs:
+    the models with an environment of their own -> where it is (named in their config.pbtxt)."""
     out = {
         "smoke/config.pbtxt": (TEMPLATES / "smoke" / "config.pbtxt").read_bytes(),
         "smoke/1/model.py": (TEMPLATES / "smoke" / "model.py").read_bytes(),
@@ -80,6 +83,9 @@ def repository_files(
     for spec in specs:
         if spec.kind == "triton":  # a model folder the user brings: its files as they are
             out.update({f"{spec.name}/{rel}": data for rel, data in triton_model.files(spec.model_folder).items()})
+            if envs and spec.name in envs:
+                config = out[f"{spec.name}/config.pbtxt"].decode(errors="replace")
+                out[f"{spec.name}/config.pbtxt"] = triton_model.with_execution_env(config, envs[spec.name]).encode()
             continue
         out[f"{spec.name}/config.pbtxt"] = render_config(spec, layout, gpu_ids, (serving or {}).get(spec.name)).encode()
         for name in ("model.py", "hf_pipeline.py"):

@@ -29,6 +29,7 @@ from tasks import (
     downloads,
     environment,
     image_relay,
+    model_envs,
     models,
     network,
     python_standalone,
@@ -67,8 +68,13 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
     cached = not installed and host.get_fact(Sha256File, path=cache_proof(artifact)) == artifact.sha256
     has_zstd = preflight.wants_zstd(settings) and bool(host.get_fact(Which, command="zstd"))
     venv_plan = preflight.venv_plan(settings, layout, decisions, has_zstd, secrets.token_hex(6), host.name)
+    # the models' own environments (a Triton folder whose pins clash with the venv's), planned as the venv is
+    env_plans = {
+        model: preflight.venv_plan(settings, layout, decisions, has_zstd, "", host.name, model)
+        for model in decisions.model_envs
+    }
     gaps = (
-        offline.gaps(settings, layout, decisions, venv_plan, cached or installed, reading.facts.uv_pythons)
+        offline.gaps(settings, layout, decisions, venv_plan, cached or installed, reading.facts.uv_pythons, env_plans)
         if settings.offline
         else []
     )
@@ -83,6 +89,10 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
     unsafe = ""
     if relay:  # the wheels too, but from a find-links folder of the host's own (the controller cannot read it)
         venv_plan = controller_downloads.wheels_relayed(venv_plan, relay, decisions.machine, settings.uv_wheel_url)
+        env_plans = {
+            model: controller_downloads.wheels_relayed(plan, relay, decisions.machine, settings.uv_wheel_url)
+            for model, plan in env_plans.items()
+        }
         unsafe = ", ".join(controller_downloads.unsafe_lock_names(venv_plan.lock))
     refused = preflight.refusal(host.name, settings, has_zstd, gaps, sdists, (venv_plan.lock_store, unsafe))
     if refused:
@@ -96,7 +106,9 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
     size = host.get_fact(UrlSize, url=artifact.url, **via) if via is not None else None
     server = serve_models.server_change(settings, layout, decisions, reading.gpu_ids)
     print(report.plan(host.name, settings, decisions, cached, server, size, installed, relay), flush=True)
-    install(settings, layout, decisions, reading.gpu_ids, venv_plan, cached, installed, decisions.machine, relay)
+    install(
+        settings, layout, decisions, reading.gpu_ids, venv_plan, cached, installed, decisions.machine, relay, env_plans
+    )
     return settings
 
 
@@ -110,9 +122,12 @@ def install(
     artifact_installed: bool,
     arch: str,
     relay: str = "",
+    env_plans: Mapping[str, VenvPlan] | None = None,
 ) -> None:
     """Every step, each an idempotent operation, in order. relay: the controller's cache folder where the
-    host's downloads go through it (tasks/controller_downloads.py), else ""."""
+    host's downloads go through it (tasks/controller_downloads.py), else "". env_plans: the models' own
+    environments (model name -> its plan)."""
+    env_plans = env_plans or {}
     # a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
     venv.restore_started(name="venv snapshot unpacking (background)", plan=venv_plan)
     net = network_settings(settings, layout)
@@ -121,6 +136,7 @@ def install(
     standalone_python(settings, layout, decisions, arch, net, relay)
     environment.configured(layout=layout, libpython_dir=decisions.libpython_dir, python=decisions.script_python)
     python_packages(settings, layout, venv_plan, net)
+    model_envs.built(env_plans, net)
     files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode="755")
     # models, the repository and the server: restarted only when what it runs changed
     serving = dict(serve(settings, layout, decisions, gpu_ids, relay))
@@ -128,7 +144,8 @@ def install(
     # imports (torch, numpy) compiled, so a server started after a reset skips that work
     if settings.venv_snapshot:
         venv.snapshot_saved(name="venv snapshot on the persistent path", plan=venv_plan)
-    older_versions_pruned(settings, layout, decisions, venv_plan, serving, arch)
+        model_envs.snapshots_saved(env_plans)
+    older_versions_pruned(settings, layout, decisions, venv_plan, serving, arch, env_plans)
 
 
 def network_settings(settings: Settings, layout: Layout) -> NetworkArgs:
@@ -288,8 +305,10 @@ def older_versions_pruned(
     venv_plan: VenvPlan,
     serving: dict[str, str],
     arch: str,
+    env_plans: Mapping[str, VenvPlan],
 ) -> None:
-    """Older versions removed: the newest triton_keep_versions of each, never what is in use."""
+    """Older versions removed: the newest triton_keep_versions of each, never what is in use (the models' own
+    environments and their wheelhouses too)."""
     downloads_used = [decisions.chosen_artifact.archive]
     if decisions.python_source == "standalone":
         downloads_used.append(layout.python_standalone_archive)
@@ -301,7 +320,12 @@ def older_versions_pruned(
             retention.Kept(layout.versions, "directory", (name_in(serving[layout.current]),), (layout.current,)),
             retention.Kept(layout.venvs, "directory", (name_in(serving[layout.venv]),), (layout.venv,)),
             retention.Kept(layout.repositories, "directory", (name_in(serving[layout.models]),), (layout.models,)),
-            retention.Kept(layout.wheelhouse_root, "directory", (name_in(venv_plan.wheelhouse),)),
+            retention.Kept(
+                layout.wheelhouse_root,
+                "directory",
+                (name_in(venv_plan.wheelhouse), *(name_in(p.wheelhouse) for p in env_plans.values())),
+            ),
+            retention.Kept(layout.model_envs, "directory", tuple(name_in(p.venv_dir) for p in env_plans.values())),
             retention.Kept(layout.downloads, "file", tuple(name_in(path) for path in downloads_used)),
             # each path: model's versions (the one this run serves kept)
             *(

@@ -48,8 +48,16 @@ def wanted_hash(settings: Settings, layout: Layout, decisions: Decisions) -> str
 def model_digests(
     settings: Settings, layout: Layout, decisions: Decisions, repo_files: dict[str, bytes]
 ) -> dict[str, str]:
-    """Each model's digest: its repository files and the venv its stubs run on (tasks/model_control.py)."""
-    return model_control.digests(repo_files, venv_plan.target(settings, layout, decisions))
+    """Each model's digest: its repository files and the venv (or environment of its own) its stubs run on
+    (tasks/model_control.py)."""
+    envs = venv_plan.model_env_targets(settings, layout, decisions)
+    return model_control.digests(repo_files, venv_plan.target(settings, layout, decisions), envs)
+
+
+def repository_files(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int]) -> dict[str, bytes]:
+    """The model repository's files for this host, each own environment named in its model's config.pbtxt."""
+    envs = venv_plan.model_env_targets(settings, layout, decisions)
+    return models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving, envs)
 
 
 def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int]) -> str:
@@ -59,7 +67,7 @@ def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_
     state = host.get_fact(ServerState, server.run_dir, server.http_host, server.http_port, server.models_dir)
     why = why_start(state, host.get_fact(InitSystem)["systemd"], server, wanted_hash(settings, layout, decisions))
     if not why:
-        repo_files = models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving)
+        repo_files = repository_files(settings, layout, decisions, gpu_ids)
         wanted = model_digests(settings, layout, decisions, repo_files)
         change = model_control.planned(state["models"], wanted, server.models_dir)
         if change:
@@ -98,7 +106,7 @@ def serve(
         relay=None if settings.offline else hub_relay.access(relay, settings.hf_endpoint, settings.hf_token),
     )
     model_control.access(layout, settings.triton_user)  # the key the repository API asks for, the launcher
-    repo_files = models.repository_files(settings.models, layout, gpu_ids, decisions.model_serving)
+    repo_files = repository_files(settings, layout, decisions, gpu_ids)
     venv = venv_plan.target(settings, layout, decisions)
     models.repository(models.repository_dir(layout, repo_files, venv), repo_files)
     for path, versions in ((layout.venv, layout.venvs), (layout.models, layout.repositories)):

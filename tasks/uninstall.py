@@ -48,7 +48,7 @@ def removable(path: str) -> str | None:
 
 def install_paths(layout: Layout) -> list[str]:
     """What provisioning made outside the persistent path, in the order it is removed."""
-    return [layout.profile, layout.venv, layout.venvs, layout.home]
+    return [layout.profile, layout.venv, layout.venvs, layout.model_envs, layout.home]
 
 
 def persist_paths(layout: Layout) -> list[str]:

@@ -66,3 +66,18 @@ def test_the_venv_plan_takes_uploaded_wheels_and_the_codec_the_host_can() -> Non
     assert plan.find_links == Layout(s).uploaded_wheels and plan.snapshot.endswith(".tar.gz")
     assert preflight.venv_plan(s, Layout(s), DECISIONS, has_zstd=True, restore_token="t").snapshot.endswith(".tar.zst")
     assert preflight.wants_zstd(s) and not preflight.wants_zstd(load({"venv_snapshot": False}))
+
+
+def test_a_models_own_environment_is_planned_beside_the_venv_with_its_own_wheelhouse_and_snapshots() -> None:
+    s = load({"venv_lock_dir": ""})
+    decisions = Decisions(**{**DECISIONS.__dict__, "model_envs": {"clf": {"numpy": "1.26.3"}}})
+    venv = preflight.venv_plan(s, Layout(s), decisions, has_zstd=True, restore_token="t")
+    env = preflight.venv_plan(s, Layout(s), decisions, has_zstd=True, restore_token="t", model="clf")
+    assert env.requirements == {"numpy": "1.26.3"} and venv.requirements == {"numpy": "1.26.4"}
+    assert env.venv_dir.startswith(f"{Layout(s).model_envs}/clf-") and env.venv_dir.endswith("-py3.11")
+    assert env.wheelhouse != venv.wheelhouse and env.wheelhouse.startswith(Layout(s).wheelhouse_root + "/")
+    # its snapshots in a folder of their own: writing one removes the others in its folder
+    assert env.snapshot.startswith(f"{Layout(s).venv_snapshots}/model-clf/") and env.snapshot.endswith(".tar.zst")
+    assert env.restore_token == "" and venv.restore_token == "t"  # unpacked in its own step, not in the background
+    moved = Decisions(**{**decisions.__dict__, "model_envs": {"clf": {"numpy": "1.26.2"}}})
+    assert preflight.venv_plan(s, Layout(s), moved, True, "t", model="clf").venv_dir != env.venv_dir

@@ -300,6 +300,12 @@ def test_the_server_hash_changes_with_what_the_process_runs_and_not_with_models_
     assert (one["m"] != two["m"], one["n"] == two["n"]) == (True, True)  # only the changed model differs
     venv = model_control.digests({"m/config.pbtxt": b"a", "n/config.pbtxt": b"x"}, "/opt/triton/venv.versions/v2")
     assert venv["m"] != one["m"] and venv["n"] != one["n"]  # a new venv: every model is reloaded
+    # but a model with an environment of its own: a new venv reloads the others; a new environment it alone
+    files, env = {"m/config.pbtxt": b"a", "n/config.pbtxt": b"x"}, {"n": "/opt/triton/venv.model-envs/n-1"}
+    own = model_control.digests(files, "/opt/triton/venv.versions/v1", env)
+    assert model_control.digests(files, "/opt/triton/venv.versions/v2", env)["n"] == own["n"]
+    moved = model_control.digests(files, "/opt/triton/venv.versions/v1", {"n": "/opt/triton/venv.model-envs/n-2"})
+    assert (moved["m"] == own["m"], moved["n"] != own["n"]) == (True, True)
 
 
 def test_a_change_loads_what_changed_unloads_what_went_and_undoes_it_in_reverse() -> None:

@@ -213,10 +213,14 @@ def test_a_requirements_txt_beside_the_model_adds_its_pins_and_a_conflict_is_ref
     (clash / "requirements.txt").write_text("numpy==2.1.0\nsix==1.16.0\n")
     venv = {"torch": "2.13.0+cpu", "numpy": "1.26.4", "transformers": "4.57.1"}
     specs, problems = parse_models(
-        [{"name": "text_classifier", "source": f"triton:{good}"}, {"name": "other", "source": f"triton:{clash}"}]
+        [
+            {"name": "text_classifier", "source": f"triton:{good}"},
+            {"name": "other", "source": f"triton:{clash}", "environment": "shared"},
+        ]
     )
     assert problems == []
-    pins, items = model_pins(specs, venv)
+    pins, items, own = model_pins(specs, venv)
+    assert own == {}
     assert pins == {**venv, "six": "1.17.0"}  # torch==2.13.0 is the venv's 2.13.0+cpu
     assert [(i.name, i.status, i.blocker) for i in items] == [
         ("model text_classifier pins", "ok", False),
@@ -225,7 +229,79 @@ def test_a_requirements_txt_beside_the_model_adds_its_pins_and_a_conflict_is_ref
     ]
     assert items[1].detail == "its requirements.txt pins numpy==2.1.0; the venv pins numpy==1.26.4"
     assert items[1].fix.startswith(f"pin numpy==1.26.4 in {clash}/requirements.txt, or set numpy_version")
+    assert items[1].fix.endswith('or environment = "auto" for one of its own')
     assert items[2].detail == "its requirements.txt pins six==1.16.0; model text_classifier pins six==1.17.0"
+
+
+def test_a_model_whose_pins_clash_gets_an_environment_of_its_own_and_the_venv_keeps_its_pins(tmp_path) -> None:
+    from compat.serving import model_pins
+
+    venv = {"torch": "2.13.0+cpu", "numpy": "1.26.4", "transformers": "4.57.1"}
+    clash = folder(tmp_path / "a", "text_classifier", SEED_CONFIG)
+    (clash / "requirements.txt").write_text("transformers==4.56.2\nsix==1.16.0\ntorch==2.13.0\n")
+    plain = folder(tmp_path / "b", "other", SEED_CONFIG.replace("text_classifier", "other"))
+    (plain / "requirements.txt").write_text("six==1.17.0\n")
+    alone = folder(tmp_path / "c", "alone", SEED_CONFIG.replace("text_classifier", "alone"))
+    specs, problems = parse_models(
+        [
+            {"name": "text_classifier", "source": f"triton:{clash}"},
+            {"name": "other", "source": f"triton:{plain}"},
+            {"name": "alone", "source": f"triton:{alone}", "environment": "own"},
+        ]
+    )
+    assert problems == []
+    pins, items, own = model_pins(specs, venv)
+    assert pins == {**venv, "six": "1.17.0"}  # the clash moved neither transformers nor six of the venv
+    assert own == {
+        "text_classifier": {"torch": "2.13.0+cpu", "numpy": "1.26.4", "transformers": "4.56.2", "six": "1.16.0"},
+        "alone": venv,  # asked for: the venv's pins, in an environment of its own
+    }
+    assert [(i.name, i.status, i.blocker) for i in items] == [
+        ("model text_classifier environment", "ok", False),
+        ("model other pins", "ok", False),
+        ("model alone environment", "ok", False),
+    ]
+    assert items[0].detail == "its own, beside the venv: its requirements.txt pins six==1.16.0, transformers==4.56.2"
+
+
+def test_an_environment_of_its_own_keeps_the_venvs_torch_a_stub_s_numpy_and_names_its_own_path(tmp_path) -> None:
+    from compat.serving import model_pins
+
+    venv = {"torch": "2.13.0+cpu", "numpy": "1.26.4", "transformers": "4.57.1"}
+    torch = folder(tmp_path / "a", "a", SEED_CONFIG.replace("text_classifier", "a"))
+    (torch / "requirements.txt").write_text("torch==2.5.0\n")
+    numpy = folder(tmp_path / "b", "b", SEED_CONFIG.replace("text_classifier", "b"))
+    (numpy / "requirements.txt").write_text("numpy==2.1.0\n")
+    named = folder(
+        tmp_path / "c",
+        "c",
+        SEED_CONFIG.replace("text_classifier", "c")
+        + '\nparameters: { key: "EXECUTION_ENV_PATH" value: { string_value: "/srv/envs/c" } }\n',
+    )
+    (named / "requirements.txt").write_text("transformers==4.56.2\n")
+    specs, problems = parse_models([{"name": n, "source": f"triton:{tmp_path / n / n}"} for n in "abc"])
+    assert problems == []
+    pins, items, own = model_pins(specs, venv, numpy_lt2=True)
+    assert own == {} and pins == venv
+    assert [(i.name, i.blocker) for i in items] == [("model a", True), ("model b", True), ("model c", True)]
+    assert "keeps the venv's torch 2.13.0+cpu" in items[0].detail
+    assert items[1].fix == f"pin numpy 1.x in {numpy}/requirements.txt (1.26.4 is the last)"
+    assert items[2].detail.startswith("its config.pbtxt names its own environment (EXECUTION_ENV_PATH /srv/envs/c)")
+    _, numpy2_without_the_stubs_need, _ = model_pins(specs[1:2], venv, numpy_lt2=False)
+    assert numpy2_without_the_stubs_need[0].name == "model b environment"
+
+
+def test_the_environment_is_named_in_the_config_triton_reads_and_only_a_folder_may_have_one(tmp_path) -> None:
+    text = triton_model.with_execution_env(SEED_CONFIG, '/opt/triton/venv.model-envs/x-"q"')
+    assert triton_model.read_config(text).execution_env == '/opt/triton/venv.model-envs/x-"q"'
+    assert triton_model.read_config(SEED_CONFIG).execution_env == ""
+    _, problems = parse_models([{"name": "m", "source": "hub:org/m@main", "environment": "own"}])
+    assert problems == [
+        "models[0] (m): environment: only a Triton model folder (triton:) may have an environment of its own; "
+        "this model runs in the shared venv"
+    ]
+    _, problems = parse_models([{"name": "m", "source": f"triton:{tmp_path}", "environment": "mine"}])
+    assert "environment must be one of auto, own, shared" in " ".join(problems)
 
 
 def test_a_requirement_that_is_not_an_exact_pin_is_refused(tmp_path) -> None:
