@@ -21,7 +21,8 @@ FILE_SECONDS: dict[str, float] = {
     "tests/e2e/test_serve.py": 378,
     "tests/e2e/test_lifecycle.py": 290,
     "tests/e2e/test_faults.py": 240,
-    "tests/e2e/test_model_changes.py": 227,
+    # +150: a model's own environment, built twice (121 s alone on the dev bed, 2026-12-06)
+    "tests/e2e/test_model_changes.py": 377,
     "tests/e2e/test_vm_hosts.py": 183,
     "tests/e2e/test_python_hosts.py": 172,
     "tests/e2e/test_image.py": 165,  # not in that run: in 65ce41b's clean-clone CI (85 + 80 s), 2026-12-06

@@ -13,22 +13,23 @@ from pathlib import Path
 
 import pytest
 
-from testbed import TestHost, host_index, run_pyinfra, triton_ports, write_inventory
+from testbed import TestHost, host_index, op_results, run_pyinfra, triton_ports, write_inventory
 from tests import tiny_models
 from tests.e2e.test_lifecycle import Poller, links
 from tests.e2e.test_provision import assert_serves
+from tests.e2e.test_serve import SEED_CONFIG, SEED_MODEL_PY, infer_json
 
 MODELS = ("smoke", "clf", "clf_hub")
 
 
-def model_list(path: Path, clf: str, extra: bool = False) -> list[dict]:
+def model_list(path: Path, clf: str, extra: bool = False, more: list[dict] | None = None) -> list[dict]:
     models = [
         {"name": "clf", "source": f"path:{path / clf}", "task": "text-classification"},
         {"name": "clf_hub", "source": "hub:tiny/clf@main", "task": "text-classification"},
     ]
     if extra:
         models.append({"name": "clf_b", "source": f"path:{path / 'clf1'}", "task": "text-classification"})
-    return models
+    return models + (more or [])
 
 
 @pytest.fixture(scope="module")
@@ -50,10 +51,9 @@ def serving(testbed_hosts: list[TestHost], served: dict, mirror, hub, tmp_path_f
     return ctx
 
 
-def inventory(ctx: dict, clf: str, extra: bool = False) -> None:
-    write_inventory(
-        ctx["inv"], [ctx["host"]], {**ctx["settings"], "models": model_list(ctx["dir"], clf, extra)}, own_ports=True
-    )
+def inventory(ctx: dict, clf: str, extra: bool = False, more: list[dict] | None = None) -> None:
+    models = model_list(ctx["dir"], clf, extra, more)
+    write_inventory(ctx["inv"], [ctx["host"]], {**ctx["settings"], "models": models}, own_ports=True)
 
 
 def server_pid(host: TestHost) -> str:
@@ -150,6 +150,86 @@ def test_a_reload_that_fails_keeps_the_old_model_serving_and_rolls_back(serving:
     inventory(serving, "clf2")  # as it was: nothing to do
     again = run_pyinfra(serving["inv"], "deploy/provision.py", "-y")
     assert again.returncode == 0 and "models:" not in again.stdout, (again.stdout + again.stderr)[-3000:]
+
+
+# The seeds' text_classifier checking, as it loads, that it runs the transformers its requirements.txt pins
+ENV_MODEL_PY = SEED_MODEL_PY.replace(
+    "    def initialize(self, args):\n",
+    "    def initialize(self, args):\n"
+    "        import transformers\n\n"
+    "        pinned = open(os.path.join(os.path.dirname(__file__), '..', 'requirements.txt')).read()\n"
+    "        assert f'transformers=={transformers.__version__}' in pinned, (transformers.__version__, pinned)\n",
+)
+
+
+def env_folder(ctx: dict, transformers: str) -> Path:
+    """The seeds' text_classifier whose requirements.txt pins a transformers the venv does not have."""
+    folder = ctx["dir"] / f"seed-{transformers}" / "text_classifier"
+    if not folder.exists():
+        (folder / "1").mkdir(parents=True)
+        (folder / "config.pbtxt").write_text(SEED_CONFIG)
+        (folder / "1" / "model.py").write_text(ENV_MODEL_PY)
+        (folder / "requirements.txt").write_text(f"transformers=={transformers}\n")
+        shutil.copytree(ctx["dir"] / "clf1", folder / "1" / "weights")
+        tokenizer_config = folder / "1" / "weights" / "tokenizer_config.json"
+        config = json.loads(tokenizer_config.read_text())
+        tokenizer_config.write_text(json.dumps({**config, "model_input_names": ["input_ids", "attention_mask"]}))
+    return folder
+
+
+def stub_site_packages(host: TestHost, model: str) -> set[str]:
+    """Where the numpy that a model's stubs run comes from (their memory maps)."""
+    return set(
+        host.ssh(
+            f"for p in $(pgrep -f '^[^ ]*/triton_python_backend_stub [^ ]*/{model}/'); do "
+            "grep -o '/opt/triton/venv[^ ]*/lib/python3.11/site-packages/numpy' /proc/$p/maps | head -1; done"
+        ).stdout.split()
+    )
+
+
+def test_a_model_whose_pins_clash_runs_in_its_own_environment_and_a_change_to_it_reloads_it_alone(
+    serving: dict,
+) -> None:
+    """The seeds' text_classifier whose requirements.txt pins a transformers the venv's other models do not
+    run: served from an environment of its own beside the venv (its stubs in it, the others' not), the
+    server kept running and every model answering; a change to its pins reloads it alone."""
+    host = serving["host"]
+    inventory(serving, "clf2")  # as the tests before leave it (nothing to do), or when run alone
+    assert run_pyinfra(serving["inv"], "deploy/provision.py", "-y").returncode == 0
+    pid, before = server_pid(host), links(host)
+    shared = stub_site_packages(host, "clf")
+    for transformers, change in (("4.56.2", "load"), ("4.56.1", "reload")):
+        seed = {"name": "text_classifier", "source": f"triton:{env_folder(serving, transformers)}"}
+        inventory(serving, "clf2", more=[seed])
+        rc, out, took, pollers = polled(serving, MODELS)
+        assert rc == 0, out[-5000:]
+        figures(f"a model's own environment (transformers {transformers})", took, pollers)
+        assert f"models: {change} text_classifier; the server keeps running" in out, out[-4000:]
+        assert "Model text_classifier: its own environment" in out
+        assert server_pid(host) == pid and links(host) == {**before, "models": links(host)["models"]}
+        assert {m: p.failed for m, p in pollers.items()} == dict.fromkeys(MODELS, 0)
+        env = host.ssh("grep -o 'string_value: \"[^\"]*' /opt/triton/models/text_classifier/config.pbtxt").stdout
+        env_dir = env.strip().split('"')[-1]
+        assert env_dir.startswith("/opt/triton/venv.model-envs/text_classifier-"), env
+        assert stub_site_packages(host, "text_classifier") == {f"{env_dir}/lib/python3.11/site-packages/numpy"}
+        assert stub_site_packages(host, "clf") == shared  # the others' stubs: the venv's, not reloaded
+        port = triton_ports(host_index(host.name))["triton_http_port"]
+        outputs = infer_json(port, "text_classifier", ["Good movie", "Bad movie"])
+        assert outputs["LABEL"]["shape"] == [2, 1]
+    versions = "import transformers as t; print(t.__version__)"
+    venv_transformers = host.ssh(f"/opt/triton/bin/triton-env python3 -c '{versions}'").stdout.strip()
+    assert venv_transformers == serving["settings"].get("transformers_version", "4.57.1")  # the venv's own
+    again = run_pyinfra(serving["inv"], "deploy/provision.py", "-y")  # converged: nothing built or loaded again
+    assert again.returncode == 0 and "models:" not in again.stdout, (again.stdout + again.stderr)[-3000:]
+    assert "Model text_classifier: its own environment" not in changed_steps(again.stdout)
+    inventory(serving, "clf2")  # as the module's other tests expect
+    res = run_pyinfra(serving["inv"], "deploy/provision.py", "-y")
+    assert res.returncode == 0 and "models: unload text_classifier" in res.stdout, (res.stdout + res.stderr)[-3000:]
+
+
+def changed_steps(output: str) -> set[str]:
+    """The steps that changed something, from pyinfra's closing table."""
+    return {name for name, row in op_results(output).items() if row["success"]}
 
 
 def test_a_new_venv_reloads_every_model_onto_it_without_a_restart(serving: dict) -> None:
