@@ -117,7 +117,17 @@ def packages_installed(plan: VenvPlan):
         uv = (plan.tools, UV_VERSION, *UV_SHA256)
         install = remote.shell("venv_install.sh", venv_dir, plan.wheelhouse, plan.lock_file, "", *uv)
         yield StringCommand(
-            "touch", QuoteString(marker), "&&", *pip_locked(venv_dir), install, "&&", "rm", "-f", QuoteString(marker)
+            "touch",
+            QuoteString(marker),
+            "&&",
+            *pip_locked(venv_dir),
+            install,
+            "&&",
+            *bytecode_hook(plan),
+            "&&",
+            "rm",
+            "-f",
+            QuoteString(marker),
         )
         return
     yield StringCommand(
@@ -141,7 +151,24 @@ def packages_installed(plan: VenvPlan):
         "-r",
         QuoteString(plan.lock_file),
         "&&",
+        *bytecode_hook(plan),
+        "&&",
         "rm",
         "-f",
         QuoteString(marker),
     )
+
+
+# A .pth line site runs at every start of the venv's Python, the stubs' embedded one too: the stub takes no
+# PYTHONPYCACHEPREFIX from its environment, so without it a model folder's model.py (which does not set
+# sys.pycache_prefix as the provisioner's templates do) compiled torch and transformers at every load. It
+# reads only the variable the server's launcher exports (config/layout.py python_bytecode): root's runs of
+# the venv's Python, which have none, write and read bytecode as before.
+BYTECODE_PTH = "_triton_provisioner_bytecode.pth"
+BYTECODE_LINE = 'import os, sys; sys.pycache_prefix = os.environ.get("PYTHONPYCACHEPREFIX") or sys.pycache_prefix'
+
+
+def bytecode_hook(plan: VenvPlan) -> list:
+    """The command parts that write BYTECODE_PTH into the venv's site-packages."""
+    path = f"{plan.venv_dir}/lib/python{plan.python_minor}/site-packages/{BYTECODE_PTH}"
+    return ["printf", "'%s\\n'", QuoteString(BYTECODE_LINE), ">", QuoteString(path)]
