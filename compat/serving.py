@@ -10,6 +10,7 @@ from compat import tables
 from compat.items import Item, blocker, ok
 from config import triton_model
 from config.models import ModelSpec
+from config.versions import version_key
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def _own_env(
             )
         )
     numpy = wanted.get("numpy", "")
-    if numpy_lt2 and numpy and int(numpy.split(".")[0]) >= 2:
+    if numpy_lt2 and numpy and version_key(numpy) >= (2,):
         problems.append(
             blocker(
                 name,

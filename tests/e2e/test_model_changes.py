@@ -201,6 +201,10 @@ def test_a_model_whose_pins_clash_runs_in_its_own_environment_and_a_change_to_it
     for transformers, change in (("4.56.2", "load"), ("4.56.1", "reload")):
         seed = {"name": "text_classifier", "source": f"triton:{env_folder(serving, transformers)}"}
         inventory(serving, "clf2", more=[seed])
+        refused = run_pyinfra(serving["inv"], "deploy/serve.py", "-y")  # serve builds no environment: provision does
+        assert refused.returncode != 0 and "model text_classifier's environment): run deploy/provision.py" in (
+            refused.stdout + refused.stderr
+        ), (refused.stdout + refused.stderr)[-3000:]
         rc, out, took, pollers = polled(serving, MODELS)
         assert rc == 0, out[-5000:]
         figures(f"a model's own environment (transformers {transformers})", took, pollers)
@@ -213,6 +217,10 @@ def test_a_model_whose_pins_clash_runs_in_its_own_environment_and_a_change_to_it
         assert env_dir.startswith("/opt/triton/venv.model-envs/text_classifier-"), env
         assert stub_site_packages(host, "text_classifier") == {f"{env_dir}/lib/python3.11/site-packages/numpy"}
         assert stub_site_packages(host, "clf") == shared  # the others' stubs: the venv's, not reloaded
+        # its model.py sets no bytecode folder (the provisioner's templates do): the environment's .pth does
+        site = f"/persist/python-bytecode{env_dir}/lib/python3.11/site-packages"
+        compiled = f"{site}/transformers/__init__.cpython-311.pyc"
+        assert host.ssh(f"test -f {compiled}", check=False).returncode == 0, f"{compiled}: no bytecode written"
         port = triton_ports(host_index(host.name))["triton_http_port"]
         outputs = infer_json(port, "text_classifier", ["Good movie", "Bad movie"])
         assert outputs["LABEL"]["shape"] == [2, 1]
@@ -221,7 +229,15 @@ def test_a_model_whose_pins_clash_runs_in_its_own_environment_and_a_change_to_it
     assert venv_transformers == serving["settings"].get("transformers_version", "4.57.1")  # the venv's own
     again = run_pyinfra(serving["inv"], "deploy/provision.py", "-y")  # converged: nothing built or loaded again
     assert again.returncode == 0 and "models:" not in again.stdout, (again.stdout + again.stderr)[-3000:]
-    assert "Model text_classifier: its own environment" not in changed_steps(again.stdout)
+    assert "Model text_classifier: its own environment" not in changed_steps(again.stdout + again.stderr)
+    host.reset()  # a notebook's reset: the root file system anew, /persist kept
+    res = run_pyinfra(serving["inv"], "deploy/provision.py", "-y")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    steps = changed_steps(res.stdout + res.stderr)  # unpacked from its snapshot: no wheel fetched, none installed
+    assert "Model text_classifier: its own environment" in steps, res.stderr[-3000:]
+    built = {f"Model text_classifier: its environment's {what}" for what in ("wheels", "packages")}
+    assert not built & steps, res.stderr[-3000:]
+    assert stub_site_packages(host, "text_classifier") == {f"{env_dir}/lib/python3.11/site-packages/numpy"}
     inventory(serving, "clf2")  # as the module's other tests expect
     res = run_pyinfra(serving["inv"], "deploy/provision.py", "-y")
     assert res.returncode == 0 and "models: unload text_classifier" in res.stdout, (res.stdout + res.stderr)[-3000:]
