@@ -231,10 +231,27 @@ def uv_downloads_list(mirror) -> tuple[str, str]:
     return list_url, version
 
 
+IDENTITY_SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "backends" / "identity.c"
+
+
+@cache_built
+def identity_backend() -> bytes:
+    """A Triton backend of the tests' own (tests/fixtures/backends/identity.c: INPUT0 sent back as OUTPUT0),
+    built with gcc once per source: a backend other than python, served from the image."""
+    out = CACHE_DIR / "artifacts" / f"libtriton_identity-{sha256_of(IDENTITY_SOURCE)[:16]}.so"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        part = out.with_suffix(".part")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-o", str(part), str(IDENTITY_SOURCE)], check=True)
+        part.rename(out)
+    return out.read_bytes()
+
+
 def triton_image_layers() -> list[bytes]:
     """An NGC-like image of the pytriton build's Triton, as gzipped layers: the server's tree under
     /opt/tritonserver with a file the next layer whites out, and files outside it (a library, /etc) that
-    must not be unpacked, and a backend no model uses; then its python backend and the whiteout; then an
+    must not be unpacked, a backend no model uses and one of the tests' own (identity, a C backend); then its
+    python backend and the whiteout; then an
     opaque folder that hides a lower layer's stray backend. Made once per session (the same bytes: gzip with
     no time in it)."""
     keep = ("tritonserver/backends/python/",)
@@ -252,6 +269,7 @@ def triton_image_layers() -> list[bytes]:
             "opt/tritonserver/NOTES.decoy": b"whited out by the next layer",
             "opt/tritonserver/backends/stray/libtriton_stray.so": b"hidden by an opaque folder above it",
             "opt/tritonserver/backends/onnxruntime/libtriton_onnxruntime.so": b"a backend no model uses",
+            "opt/tritonserver/backends/identity/libtriton_identity.so": identity_backend(),
             "usr/lib/x86_64-linux-gnu/libdecoy.so.1": b"outside /opt/tritonserver",
             "etc/motd": b"outside /opt/tritonserver",
         }

@@ -6,12 +6,14 @@ and the build that serves keeps serving."""
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from testbed import TestHost, run_pyinfra, write_inventory
+from testbed import TestHost, host_index, run_pyinfra, triton_ports, write_inventory
 from testbed.registry import Registry, digest_of
 from tests.e2e import artifacts
 from tests.e2e.test_provision import assert_serves, changed, provision
@@ -85,6 +87,43 @@ def test_an_image_is_pulled_unpacked_served_and_kept_for_a_reset(
     assert host.ssh(
         f"test -e /persist/downloads/images/blobs/sha256/{digest_of(altered[2])[7:]}", check=False
     ).returncode
+    assert_serves(host)
+
+
+IDENTITY_CONFIG = """name: "ident"
+backend: "identity"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 4 ] } ]
+"""
+
+
+def test_a_model_for_another_backend_is_served_by_the_backend_the_image_carries(
+    host: TestHost, served: dict, registry: Registry, tmp_path: Path
+) -> None:
+    """A Triton model folder for a backend other than python (identity: a C backend of the tests' own, built
+    into the image like NGC's onnxruntime or pytorch): its backend unpacked beside python and the install
+    named by both, the model proven with inputs made from its config, answering with what it was sent;
+    the python models served as before."""
+    index, _ = registry.push("2.51-ident", CONFIG, artifacts.triton_image_layers())
+    folder = tmp_path / "ident"
+    (folder / "1").mkdir(parents=True)
+    (folder / "config.pbtxt").write_text(IDENTITY_CONFIG)
+    (folder / "1" / "NOTES").write_text("the identity backend reads no file\n")
+    model = {"name": "ident", "source": f"triton:{folder}"}
+    settings = {**image_settings(served, registry, "2.51-ident", index), "models": [model]}
+    out, _ = provision(write_inventory(tmp_path / "inv.py", [host], settings, own_ports=True))
+    assert host.ssh("readlink /opt/triton/current").stdout == (
+        f"/opt/triton/versions/2.51-ident-{index[7:19]}-py3.11-identity-python\n"
+    )
+    assert host.ssh("ls /opt/triton/current/backends").stdout.split() == ["identity", "python"]
+    assert "verified ident: inputs made from its config.pbtxt (INPUT0 FP32[4]) over HTTP and gRPC; OUTPUT0[4]" in out
+    port = triton_ports(host_index(host.name))["triton_http_port"]
+    sent = {"inputs": [{"name": "INPUT0", "shape": [4], "datatype": "FP32", "data": [1.5, -2.0, 3.25, 1e6]}]}
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v2/models/ident/infer", json.dumps(sent).encode())
+    with urllib.request.urlopen(request, timeout=30) as resp:
+        answer = json.loads(resp.read())
+    assert answer["outputs"] == [{"name": "OUTPUT0", "datatype": "FP32", "shape": [4], "data": [1.5, -2.0, 3.25, 1e6]}]
     assert_serves(host)
 
 
