@@ -37,6 +37,7 @@ PLATFORM_BACKENDS = {
     "tensorflow_graphdef": "tensorflow",
 }
 ENV_PARAMETER = "EXECUTION_ENV_PATH"  # the python backend's: the environment a model's stubs run in
+KEEP_FILE = ".triton-provisioner-keep"  # carries an empty version folder into the repository (tasks/models.py)
 MAX_BYTES = 2 << 30  # carried in the model repository as they are: larger models belong on the host's disk
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
 
@@ -178,6 +179,12 @@ def requirements(path: Path) -> tuple[dict[str, str], list[str]]:
         else:
             pins[re.sub(r"[-_.]+", "-", m[1]).lower()] = m[2]
     return pins, problems
+
+
+def empty_versions(path: Path) -> list[str]:
+    """The version folders (1/, 2/ ...) that hold no file, by name."""
+    versions = [p for p in path.iterdir() if p.is_dir() and p.name.isdigit()] if path.is_dir() else []
+    return sorted(v.name for v in versions if not any(f.is_file() for f in v.rglob("*")))
 
 
 def files(path: Path) -> dict[str, bytes]:

@@ -83,6 +83,10 @@ def repository_files(
     for spec in specs:
         if spec.kind == "triton":  # a model folder the user brings: its files as they are
             out.update({f"{spec.name}/{rel}": data for rel, data in triton_model.files(spec.model_folder).items()})
+            # a version folder with no file (an ensemble's, a backend's that reads none) is carried by an empty
+            # file: the repository holds files only, and Triton loads no version whose folder is missing
+            for version in triton_model.empty_versions(spec.model_folder):
+                out[f"{spec.name}/{version}/{triton_model.KEEP_FILE}"] = b""
             if envs and spec.name in envs:
                 config = out[f"{spec.name}/config.pbtxt"].decode(errors="replace")
                 out[f"{spec.name}/config.pbtxt"] = triton_model.with_execution_env(config, envs[spec.name]).encode()

@@ -109,7 +109,7 @@ def test_a_model_for_another_backend_is_served_by_the_backend_the_image_carries(
     folder = tmp_path / "ident"
     (folder / "1").mkdir(parents=True)
     (folder / "config.pbtxt").write_text(IDENTITY_CONFIG)
-    (folder / "1" / "NOTES").write_text("the identity backend reads no file\n")
+    # its version folder holds no file: the identity backend reads none (the repository carries the folder)
     model = {"name": "ident", "source": f"triton:{folder}"}
     settings = {**image_settings(served, registry, "2.51-ident", index), "models": [model]}
     out, _ = provision(write_inventory(tmp_path / "inv.py", [host], settings, own_ports=True))

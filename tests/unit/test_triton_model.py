@@ -157,6 +157,20 @@ def test_a_backend_the_pytriton_build_lacks_blocks_the_host_naming_the_build_tha
     assert [i.status for i in check_model_backends(specs, "tarball")] == ["ok", "ok"]
 
 
+def test_an_empty_version_folder_is_carried_into_the_repository(tmp_path) -> None:
+    """A version folder of a backend that reads no file holds nothing; Triton needs it all the same."""
+    config = SEED_CONFIG.replace("text_classifier", "ens").replace('backend: "python"', 'backend: "identity"')
+    path = folder(tmp_path, "ens", config, model_py=False)
+    (path / "2" / "sub").mkdir(parents=True)  # folders, but no file
+    s = load({"models": [{"name": "ens", "source": f"triton:{path}"}]})
+    files = models.repository_files(s.models, Layout(s), [])
+    assert {k: v for k, v in files.items() if k.startswith("ens/")} == {
+        "ens/config.pbtxt": config.encode(),
+        "ens/1/.triton-provisioner-keep": b"",
+        "ens/2/.triton-provisioner-keep": b"",
+    }
+
+
 def test_the_folder_goes_into_the_repository_as_it_is_and_its_proof_comes_from_its_config(tmp_path) -> None:
     path = folder(tmp_path, "text_classifier", SEED_CONFIG)
     (path / "1" / "weights").mkdir()
