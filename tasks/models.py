@@ -83,7 +83,7 @@ def repository_files(
     for spec in specs:
         if spec.kind == "triton":  # a model folder the user brings: its files as they are
             out.update({f"{spec.name}/{rel}": data for rel, data in triton_model.files(spec.model_folder).items()})
-            # a version folder with no file (an ensemble's, a backend's that reads none) is carried by an empty
+            # a version folder with no file (a backend's that reads none) is carried by an empty
             # file: the repository holds files only, and Triton loads no version whose folder is missing
             for version in triton_model.empty_versions(spec.model_folder):
                 out[f"{spec.name}/{version}/{triton_model.KEEP_FILE}"] = b""
