@@ -90,6 +90,11 @@ def plan(
             lines.append(f"           fetched by the controller, each file checked: {m.model_folder}")
         if m.kind == "triton":
             lines.append("           as it is: its own config.pbtxt; proven with inputs made from that config")
+            if m.name in decisions.model_envs:
+                own = decisions.model_envs[m.name]
+                differ = [f"{k}=={v}" for k, v in sorted(own.items()) if decisions.venv_pins.get(k) != v]
+                shown = ", ".join(differ) or "no other"
+                lines.append(f"           in a Python environment of its own: the venv's pins, and {shown}")
         elif m.name in decisions.model_serving:
             v = decisions.model_serving[m.name]
             batching = f"batches up to {v.max_batch_size}" if m.dynamic_batching and v.max_batch_size else "no batching"

@@ -57,6 +57,16 @@ def wheels_relayed(plan: VenvPlan, relay: str, arch: str, uv_wheel_url: str) -> 
     return replace(plan, relay_dir=relay, uv_wheel=(uv_wheel_url or url, sha256, url.rsplit("/", 1)[-1]))
 
 
+def unsafe_lock(plans: list[VenvPlan]) -> tuple[str, str]:
+    """The first of these plans' kept locks (the venv's, the models' own environments') that names a file no
+    wheel is named as, and those names; ("", "") where none does."""
+    for plan in plans:
+        names = unsafe_lock_names(plan.lock)
+        if names:
+            return plan.lock_store, ", ".join(names)
+    return "", ""
+
+
 def unsafe_lock_names(lock: str) -> list[str]:
     """The files a kept lock names that are no wheel's name (a path, a shell word): a lock that names one is
     refused before any change, as the relay would write to that name."""

@@ -86,15 +86,15 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
         else lock_digests.sdist_only(pins, venv_plan.index_url, lock_digests.urllib_fetch)
     )
     relay = controller_downloads.relay_dir(settings, host)  # one download for many hosts
-    unsafe = ""
     if relay:  # the wheels too, but from a find-links folder of the host's own (the controller cannot read it)
         venv_plan = controller_downloads.wheels_relayed(venv_plan, relay, decisions.machine, settings.uv_wheel_url)
         env_plans = {
             model: controller_downloads.wheels_relayed(plan, relay, decisions.machine, settings.uv_wheel_url)
             for model, plan in env_plans.items()
         }
-        unsafe = ", ".join(controller_downloads.unsafe_lock_names(venv_plan.lock))
-    refused = preflight.refusal(host.name, settings, has_zstd, gaps, sdists, (venv_plan.lock_store, unsafe))
+    plans = [venv_plan, *env_plans.values()]
+    unsafe_lock = controller_downloads.unsafe_lock(plans) if relay else (venv_plan.lock_store, "")
+    refused = preflight.refusal(host.name, settings, has_zstd, gaps, sdists, unsafe_lock)
     if refused:
         print("\n".join(refused.shown), flush=True)
         run_summary.refuse(state, host, refused.reason, "provision")

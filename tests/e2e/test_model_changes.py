@@ -210,6 +210,7 @@ def test_a_model_whose_pins_clash_runs_in_its_own_environment_and_a_change_to_it
         figures(f"a model's own environment (transformers {transformers})", took, pollers)
         assert f"models: {change} text_classifier; the server keeps running" in out, out[-4000:]
         assert "Model text_classifier: its own environment" in out
+        assert f"in a Python environment of its own: the venv's pins, and transformers=={transformers}\n" in out
         assert server_pid(host) == pid and links(host) == {**before, "models": links(host)["models"]}
         assert {m: p.failed for m, p in pollers.items()} == dict.fromkeys(MODELS, 0)
         env = host.ssh("grep -o 'string_value: \"[^\"]*' /opt/triton/models/text_classifier/config.pbtxt").stdout

@@ -174,6 +174,11 @@ def test_a_lock_naming_a_path_or_a_shell_word_is_refused() -> None:
     hostile += f"y==1 --hash=sha256:{'2' * 64}  # six$(id).whl\n"
     assert controller_downloads.unsafe_lock_names(LOCK) == []
     assert controller_downloads.unsafe_lock_names(hostile) == ["../../etc/cron.d/x.whl", "six$(id).whl"]
+    # a model's own environment's kept lock is checked as the venv's is
+    venv = VenvPlan("/opt/triton/venv.versions/a", "/usr/bin/python3", "3.11", {}, lock=LOCK, lock_store="/l/venv")
+    env = VenvPlan("/opt/triton/venv.model-envs/m", "/usr/bin/python3", "3.11", {}, lock=hostile, lock_store="/l/m")
+    assert controller_downloads.unsafe_lock([venv, env]) == ("/l/m", "../../etc/cron.d/x.whl, six$(id).whl")
+    assert controller_downloads.unsafe_lock([venv]) == ("", "")
 
 
 def _host(connector, inventory: list) -> SimpleNamespace:
