@@ -173,7 +173,7 @@ def _check(spec: ModelSpec) -> list[str]:
         out += triton_model.check_dir(spec.name, spec.model_folder)[1]
     if spec.environment not in ENVIRONMENTS:
         out.append(f"environment must be one of {', '.join(ENVIRONMENTS)}")
-    elif spec.environment != "auto" and spec.kind != "triton":
+    elif spec.environment == "own" and spec.kind != "triton":
         out.append(
             "environment: only a Triton model folder (triton:) may have an environment of its own; "
             "this model runs in the shared venv"
