@@ -33,6 +33,7 @@ class HostFacts:
     triton: TritonInstallData | None = None  # TritonInstall of the server home
     triton_missing_libs: dict[str, list[str]] = field(default_factory=dict)
     venv: VenvData | None = None  # VenvPackages of venv_dir
+    model_envs: dict[str, VenvData | None] = field(default_factory=dict)  # VenvPackages of each model's own env
     ports: dict[int, list[Listener]] = field(default_factory=dict)
     init: InitSystemData | None = None
     hf_home_exists: bool = False

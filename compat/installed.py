@@ -116,6 +116,25 @@ def check_triton(
     return _parts(items), packages
 
 
+def check_model_envs(facts: HostFacts, targets: dict[str, str], model_envs: dict[str, dict[str, str]]) -> list[Item]:
+    """Each model's own environment (targets: model -> its folder; model_envs: model -> its pins) built and
+    holding its pins: a part of the install its model is served from (deploy/serve.py builds none)."""
+    items = []
+    for model, where in sorted(targets.items()):
+        env, name = facts.model_envs.get(where), f"model {model}'s environment"
+        if env is None:
+            items.append(missing(name, f"not built yet: {where}", FIX))
+            continue
+        have = env["packages"]
+        differ = [
+            f"{k} {have.get(k) or 'not installed'}, {v} wanted"
+            for k, v in model_envs[model].items()
+            if have.get(k) != v
+        ]
+        items.append(missing(name, f"{where}: {'; '.join(differ)}", FIX) if differ else ok(name, f"{where}, its pins"))
+    return _parts(items)
+
+
 def check_venv(
     facts: HostFacts, settings: Settings, build: tables.TritonBuild | None, python: PythonChoice, pins: dict[str, str]
 ) -> list[Item]:

@@ -14,6 +14,7 @@ from pyinfra.facts.hardware import Cpus
 
 from compat.rules import Assessment, HostFacts, assess
 from compat.tables import SYSTEM_CA_BUNDLE
+from compat.venv_plan import model_env_targets
 from config.layout import Layout
 from config.settings import Settings, load, load_inventory, record_name
 from facts.disk import FreeSpace
@@ -127,8 +128,15 @@ def read_host(host: Host, inventory, overrides: Mapping[str, Any] | None = None)
     facts_list = records / f"{record_name(host.name)}.{deploy}.facts.json" if records else None
     batch.prefetch(host, facts_list)  # what the last run asked, in one round trip; kept again at its end
     facts = gather(host, settings)
-    chosen = assess(facts, settings).decisions.libpython_dir
-    facts = replace(facts, triton_missing_libs=missing_libraries(host, layout, facts, chosen))
+    decisions = assess(facts, settings).decisions
+    # what depends on the rules' choices: the libraries as the chosen Python's server loads them, and the
+    # models' own environments, whose folders are named by the Python and pins chosen
+    envs = model_env_targets(settings, layout, decisions) if decisions.python_path else {}
+    facts = replace(
+        facts,
+        triton_missing_libs=missing_libraries(host, layout, facts, decisions.libpython_dir),
+        model_envs={where: host.get_fact(VenvPackages, where) for where in envs.values()},
+    )
     return HostReading(settings, layout, facts, assess(facts, settings))
 
 

@@ -24,6 +24,7 @@ from compat.installed import (
     check_disk,
     check_environment,
     check_install_paths,
+    check_model_envs,
     check_persist_dir,
     check_ports,
     check_server_user,
@@ -35,6 +36,7 @@ from compat.items import Item
 from compat.python_choice import PythonChoice, choose_python, stub_fix
 from compat.serving import check_model_backends, model_pins, model_serving
 from compat.torch_choice import choose_torch
+from compat.venv_plan import model_env_targets
 from config.layout import Layout
 from config.settings import Settings
 
@@ -100,4 +102,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
         first_fixes=(f"{wiped.name}: {wiped.detail}; fix: {wiped.fix}",) if wiped else (),
         model_serving=model_serving(settings.models, facts.cpus, bool((facts.nvidia or {}).get("gpus"))),
     )
+    if decisions.python_path and decisions.model_envs:  # built where the rules chose: their folders are known now
+        targets = model_env_targets(settings, Layout(settings), decisions)
+        items += check_model_envs(facts, targets, decisions.model_envs)
     return Assessment(items=items, decisions=decisions)

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyinfra import host, state
-from pyinfra.facts.files import File
 
 from compat import server_unit, venv_plan
 from compat.assessment import Decisions
@@ -134,15 +133,10 @@ def serve_host(overrides: Mapping[str, Any] | None = None) -> Settings | None:
     deploy's arguments). Returns the settings it served with; None where it refused."""
     reading = read_host_timed(host, overrides)
     assessment = reading.assessment
-    missing = [i.name for i in assessment.not_provisioned]
-    if not assessment.blockers:  # a model's own environment is built by provision only
-        envs = venv_plan.model_env_targets(reading.settings, reading.layout, assessment.decisions)
-        missing += [
-            f"model {m}'s environment" for m, env in envs.items() if not host.get_fact(File, f"{env}/bin/python3")
-        ]
+    missing = assessment.not_provisioned  # a model's own environment among them: serve builds none
     run_summary.summary(state)  # one line per host at the end: OK / BLOCKED / FAILED and why
     if assessment.blockers or missing:
-        names = ", ".join([*(i.name for i in assessment.blockers), *missing])
+        names = ", ".join(i.name for i in [*assessment.blockers, *missing])
         reason = f"not provisioned for serving ({names}): run deploy/provision.py first"
         run_summary.refuse(state, host, reason, "serve")
         return None

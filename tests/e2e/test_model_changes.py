@@ -225,6 +225,8 @@ def test_a_model_whose_pins_clash_runs_in_its_own_environment_and_a_change_to_it
         port = triton_ports(host_index(host.name))["triton_http_port"]
         outputs = infer_json(port, "text_classifier", ["Good movie", "Bad movie"])
         assert outputs["LABEL"]["shape"] == [2, 1]
+        served = run_pyinfra(serving["inv"], "deploy/serve.py", "-y")  # built now: serve finds nothing to do
+        assert served.returncode == 0 and "models:" not in served.stdout, (served.stdout + served.stderr)[-3000:]
     versions = "import transformers as t; print(t.__version__)"
     venv_transformers = host.ssh(f"/opt/triton/bin/triton-env python3 -c '{versions}'").stdout.strip()
     assert venv_transformers == serving["settings"].get("transformers_version", "4.57.1")  # the venv's own

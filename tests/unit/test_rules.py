@@ -114,6 +114,35 @@ def test_what_serving_needs_from_a_provision_is_named_by_the_rules_not_by_item_n
     assert not {"libpython3.11.so.1.0", "HF_HOME"} & {i.name for i in fresh.not_provisioned}
 
 
+def test_a_models_own_environment_is_a_part_of_the_install_read_where_the_rules_put_it(tmp_path: Path) -> None:
+    """Not built: missing, and serve (which builds none) needs a provision; built with its pins: ok; a pin
+    it lacks: missing again."""
+    from dataclasses import replace
+
+    from compat.venv_plan import model_env_targets
+    from config.layout import Layout
+
+    folder = tmp_path / "clf"
+    (folder / "1").mkdir(parents=True)
+    (folder / "1" / "model.py").write_text("class TritonPythonModel:\n    pass\n")
+    config = 'name: "clf" backend: "python" input [ { name: "T" data_type: TYPE_STRING dims: [ 1 ] } ] '
+    (folder / "config.pbtxt").write_text(config + 'output [ { name: "L" data_type: TYPE_STRING dims: [ 1 ] } ]')
+    (folder / "requirements.txt").write_text("transformers==4.56.2\n")
+    settings = load({"models": [{"name": "clf", "source": f"triton:{folder}"}]})
+    fresh = assess(host(), settings)
+    where = model_env_targets(settings, Layout(settings), fresh.decisions)["clf"]
+    assert where.startswith("/opt/triton/venv.model-envs/clf-")
+    item = by_name(fresh, "model clf's environment")
+    assert (item.status, item.detail) == ("missing", f"not built yet: {where}")
+    assert item in fresh.not_provisioned
+    pins = fresh.decisions.model_envs["clf"]
+    built = assess(replace(host(), model_envs={where: {"python": "3.11.2", "packages": dict(pins)}}), settings)
+    assert by_name(built, "model clf's environment").status == "ok"
+    older = {**pins, "transformers": "4.57.1"}
+    stale = assess(replace(host(), model_envs={where: {"python": "3.11.2", "packages": older}}), settings)
+    assert by_name(stale, "model clf's environment").detail == f"{where}: transformers 4.57.1, 4.56.2 wanted"
+
+
 @pytest.mark.parametrize(
     ("stat", "words"),
     [
