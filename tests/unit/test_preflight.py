@@ -81,3 +81,36 @@ def test_a_models_own_environment_is_planned_beside_the_venv_with_its_own_wheelh
     assert env.restore_token == "" and venv.restore_token == "t"  # unpacked in its own step, not in the background
     moved = Decisions(**{**decisions.__dict__, "model_envs": {"clf": {"numpy": "1.26.2"}}})
     assert preflight.venv_plan(s, Layout(s), moved, True, "t", model="clf").venv_dir != env.venv_dir
+
+
+def test_offline_names_a_models_environment_whose_wheelhouse_is_not_complete() -> None:
+    """The venv's wheelhouse complete, a model environment's not: that one gap, named with what to do."""
+    from pyinfra.context import ctx_host
+
+    from compat import offline
+    from tests.unit.test_operations import FixtureHost
+
+    s = load({"offline": True, "venv_lock_dir": ""})
+    decisions = Decisions(**{**DECISIONS.__dict__, "model_envs": {"clf": {"numpy": "1.26.3"}}})
+    venv = preflight.venv_plan(s, Layout(s), decisions, has_zstd=True, restore_token="t")
+    env = preflight.venv_plan(s, Layout(s), decisions, has_zstd=True, restore_token="t", model="clf")
+    done = {"sha256": "0" * 64, "mode": "644"}
+    complete = {f"{venv.wheelhouse}/.complete": done, venv.lock_file: done}
+    facts = {
+        "DebPackages": {},
+        "FileDigests": {
+            f"{venv.wheelhouse}/.complete {venv.lock_file}": complete,
+            f"{env.wheelhouse}/.complete {env.lock_file}": {},
+        },
+        "VenvPackages": {env.venv_dir: None},
+        "File": {env.snapshot: None},  # no snapshot of it either
+    }
+    with ctx_host.use(FixtureHost(facts)):
+        gaps = offline.gaps(s, Layout(s), decisions, venv, True, [], {"clf": env})
+    assert gaps == [
+        Gap(
+            "model clf environment",
+            f"the wheelhouse {env.wheelhouse} is not complete and no venv snapshot fits",
+            "run provision once with the network (offline = False), which fills it and keeps a lock",
+        )
+    ]
