@@ -38,6 +38,11 @@ def image_parts(image: str) -> tuple[str, str, str]:
     return registry, repository, tag
 
 
+def image_registry_url(settings: Settings) -> str:
+    """Where triton_image's registry answers: triton_image_registry_url where set, else HTTPS at its host."""
+    return settings.triton_image_registry_url or f"https://{image_parts(settings.triton_image)[0]}"
+
+
 def cache_proof(artifact: Artifact) -> str:
     """The file whose sha256 is the artifact's where the cache holds it: the archive, or of an image's cache
     (a folder of blobs) the blob of its pinned digest (its layers then checked as they are pulled)."""
@@ -57,8 +62,8 @@ def choose_artifact(settings: Settings, layout: Layout) -> Artifact | None:
         url = settings.triton_pytriton_url or release.url
         return Artifact(url, settings.triton_pytriton_sha256, release.triton, f"{layout.downloads}/{name}", 0)
     if settings.triton_source == "image":
-        registry, repository, tag = image_parts(settings.triton_image)
-        url = f"{settings.triton_image_registry_url or 'https://' + registry}/v2/{repository}"
+        _, repository, tag = image_parts(settings.triton_image)
+        url = f"{image_registry_url(settings)}/v2/{repository}"
         digest = settings.triton_image_digest.removeprefix("sha256:")
         backends = model_backends(settings.models)  # only those the models use: NGC's image carries GBs of others
         return Artifact(url, digest, tag, f"{layout.downloads}/images", 0, image=True, backends=backends)

@@ -15,7 +15,7 @@ from pyinfra.operations import files
 
 from compat import lock_digests, offline, preflight, report
 from compat.assessment import Decisions
-from compat.build import cache_proof, image_parts
+from compat.build import cache_proof, image_parts, image_registry_url
 from compat.reading import read_host_timed
 from compat.tables import UV_VERSION, UV_WHEELS
 from compat.venv_plan import VenvPlan, apt_digest_store
@@ -185,11 +185,11 @@ def triton_server(
 ) -> None:
     """Triton from a checksummed artifact, cached on the persistent path, unpacked beside the one in use."""
     artifact = decisions.chosen_artifact  # decided once, by the rules (compat/build.py)
-    registry, repository, _ = image_parts(settings.triton_image)
+    _, repository, _ = image_parts(settings.triton_image)
     if settings.triton_source == "image" and relay:  # one pull for many hosts: the controller's
         image_relay.image_sent(
             name="Triton image in the cache",
-            registry_url=settings.triton_image_registry_url or f"https://{registry}",
+            registry_url=image_registry_url(settings),
             repository=repository,
             digest=settings.triton_image_digest,
             cache=artifact.archive,
@@ -201,7 +201,7 @@ def triton_server(
     elif settings.triton_source == "image":
         downloads.image_pulled(
             name="Triton image in the cache",
-            registry_url=settings.triton_image_registry_url or f"https://{registry}",
+            registry_url=image_registry_url(settings),
             repository=repository,
             digest=settings.triton_image_digest,
             cache=artifact.archive,
