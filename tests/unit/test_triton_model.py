@@ -303,6 +303,13 @@ def test_an_environment_of_its_own_keeps_the_venvs_torch_a_stub_s_numpy_and_name
     assert items[2].detail.startswith("its config.pbtxt names its own environment (EXECUTION_ENV_PATH /srv/envs/c)")
     _, numpy2_without_the_stubs_need, _ = model_pins(specs[1:2], venv, numpy_lt2=False)
     assert numpy2_without_the_stubs_need[0].name == "model b environment"
+    onnx = folder(tmp_path / "d", "densenet", ONNX_CONFIG, model_py=False)
+    (onnx / "requirements.txt").write_text("transformers==4.56.2\n")
+    other, problems = parse_models([{"name": "densenet", "source": f"triton:{onnx}"}])
+    _, refused, own = model_pins(other, venv)
+    assert own == {} and [(i.name, i.blocker, i.detail) for i in refused] == [
+        ("model densenet", True, "an environment of its own is the python backend's; it is onnxruntime")
+    ]
 
 
 def test_the_environment_is_named_in_the_config_triton_reads_and_only_a_folder_may_have_one(tmp_path) -> None:
