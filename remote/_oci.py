@@ -79,3 +79,44 @@ def resolve(document_of, digest, arch):
     if not isinstance(image.get("config"), dict):
         raise ImageRefused(5, f"the manifest of {digest} names no config: not an image manifest")
     return image
+
+
+def config_summary(body):
+    """What the rules read of an image's config (the OCI image config's JSON bytes): its labels and its
+    environment as a dict (NGC's images name their Triton in TRITON_SERVER_VERSION, their CUDA in
+    CUDA_VERSION, their Ubuntu base in the org.opencontainers.image labels)."""
+    config = _json.loads(body).get("config") or {}
+    labels = config.get("Labels") or {}
+    env = dict(item.partition("=")[::2] for item in config.get("Env") or [] if isinstance(item, str))
+    return {
+        "labels": {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
+        "env": {k: v for k, v in env.items() if k},
+    }
+
+
+def cached_config(cache, digest, arch):
+    """The config summary of the image pinned to digest for linux/ARCH from the cache: its index, manifest
+    and config each checked against their digests; None where the cache lacks one of them (not pulled yet)."""
+
+    class _Absent(Exception):
+        pass
+
+    def document_of(of):
+        found = cached_document(cache, of)
+        if found is None:
+            raise _Absent(of)
+        return found
+
+    try:
+        image = resolve(document_of, digest, arch)
+    except _Absent:
+        return None
+    descriptor = image["config"]
+    path = blob_path(cache, descriptor.get("digest"))
+    if not _os.path.isfile(path):
+        return None
+    with open(path, "rb") as f:
+        body = f.read()
+    if "sha256:" + _hashlib.sha256(body).hexdigest() != descriptor["digest"]:
+        return None  # changed in the cache: the pull fetches it again and the unpack checks it
+    return config_summary(body)

@@ -24,6 +24,29 @@ CONFIG_TYPE = "application/vnd.oci.image.config.v1+json"
 LAYER_GZIP_TYPE = "application/vnd.oci.image.layer.v1.tar+gzip"
 
 
+def ngc_config(
+    ubuntu: str = "22.04", triton: str = "2.51.0", release: str = "24.10", cuda: str = "12.6.2.004"
+) -> bytes:
+    """An image config as NGC's Triton images carry one: TRITON_SERVER_VERSION, NVIDIA_TRITON_SERVER_VERSION and
+    the com.nvidia.tritonserver.version label as Triton's build.py writes them into its Dockerfile, CUDA_VERSION
+    as NVIDIA's CUDA base images set it ("" for a CPU-only build, on plain Ubuntu), and the
+    org.opencontainers.image labels of Ubuntu's official images."""
+    env = [
+        "PATH=/opt/tritonserver/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        *([f"CUDA_VERSION={cuda}"] if cuda else []),
+        f"TRITON_SERVER_VERSION={triton}",
+        f"NVIDIA_TRITON_SERVER_VERSION={release}",
+        "TRITON_SERVER_USER=triton-server",
+    ]
+    labels = {
+        "com.nvidia.tritonserver.version": triton,
+        "org.opencontainers.image.ref.name": "ubuntu",
+        "org.opencontainers.image.version": ubuntu,
+    }
+    config = {"Env": env, "Labels": labels, "WorkingDir": "/opt/tritonserver"}
+    return json.dumps({"architecture": "amd64", "os": "linux", "config": config}, sort_keys=True).encode()
+
+
 def digest_of(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 

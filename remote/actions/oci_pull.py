@@ -42,9 +42,9 @@ def challenge(header: str) -> dict:
 class Registry:
     """One repository of one registry, with the bearer token its token service hands out."""
 
-    def __init__(self, url: str, repository: str, key: str) -> None:
+    def __init__(self, url: str, repository: str, key: str, timeout: float = 60) -> None:
         self.url, self.repository, self.key = url.rstrip("/"), repository, key
-        self.token = ""
+        self.token, self.timeout = "", timeout
 
     def _token(self, header: str) -> None:
         params = challenge(header)
@@ -57,7 +57,7 @@ class Registry:
             basic = base64.b64encode(f"$oauthtoken:{self.key}".encode()).decode()
             req.add_header("Authorization", f"Basic {basic}")
         try:
-            with OPENER.open(req, timeout=60) as resp:
+            with OPENER.open(req, timeout=self.timeout) as resp:
                 answer = json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             fix = "check triton_registry_api_key" if self.key else "set triton_registry_api_key (an NGC API key)"
@@ -73,7 +73,7 @@ class Registry:
             if self.token:
                 req.add_header("Authorization", f"Bearer {self.token}")
             try:
-                return OPENER.open(req, timeout=60)
+                return OPENER.open(req, timeout=self.timeout)
             except urllib.error.HTTPError as exc:
                 if exc.code != 401 or self.token:
                     raise
@@ -120,6 +120,39 @@ def manifest(registry: Registry, cache: str, digest: str) -> dict:
     return found
 
 
+def _fetch(registry: Registry, cache: str, blob: dict) -> int:
+    """One blob into the cache unless it is there at its size: the bytes fetched."""
+    path = blob_path(cache, blob["digest"])
+    if os.path.isfile(path) and os.path.getsize(path) == blob.get("size"):
+        return 0
+    with registry.open(f"blobs/{blob['digest']}") as resp:
+        return save(resp, path, blob["digest"], f"layer {blob['digest'][7:19]}")
+
+
+def _failed(exc: BaseException, url: str, repository: str) -> tuple:
+    """(exit code, message) of what stopped a pull."""
+    if isinstance(exc, ImageRefused):
+        return exc.code, f"oci pull: {exc}. Nothing was installed."
+    return 4, (
+        f"oci pull: {url}/v2/{repository} failed ({type(exc).__name__}: {exc}); partial files were removed "
+        "and nothing was installed. Run again to retry."
+    )
+
+
+def config_pulled(
+    url: str, repository: str, digest: str, cache: str, key: str = "", arch: str = "", timeout: float = 60
+):
+    """The image's index, manifest and config in cache, no layer: (0, ""), or (the exit code, what stopped
+    it). What a plan reads of an image before its layers are pulled (the controller's, in process)."""
+    registry = Registry(url, repository, key, timeout)
+    try:
+        image = resolve(lambda of: manifest(registry, cache, of), digest, arch or host_arch())
+        _fetch(registry, cache, image["config"])
+    except (ImageRefused, OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, HTTP errors
+        return _failed(exc, url, repository)
+    return 0, ""
+
+
 def pull(url: str, repository: str, digest: str, cache: str, key: str = "", arch: str = ""):
     """Every blob of the image in cache: (0, what was pulled), or (the exit code, what stopped it). arch: the
     index entry's architecture (the controller pulls for its hosts: theirs); "" for this machine's."""
@@ -129,20 +162,9 @@ def pull(url: str, repository: str, digest: str, cache: str, key: str = "", arch
     try:
         image = resolve(lambda of: manifest(registry, cache, of), digest, arch)
         blobs = [image["config"], *image.get("layers", [])]
-        fetched = 0
-        for blob in blobs:
-            path = blob_path(cache, blob["digest"])
-            if os.path.isfile(path) and os.path.getsize(path) == blob.get("size"):
-                continue
-            with registry.open(f"blobs/{blob['digest']}") as resp:
-                fetched += save(resp, path, blob["digest"], f"layer {blob['digest'][7:19]}")
-    except ImageRefused as exc:
-        return exc.code, f"oci pull: {exc}. Nothing was installed."
-    except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, cut short, HTTP errors
-        return 4, (
-            f"oci pull: {url}/v2/{repository} failed ({type(exc).__name__}: {exc}); partial files were removed "
-            "and nothing was installed. Run again to retry."
-        )
+        fetched = sum(_fetch(registry, cache, blob) for blob in blobs)
+    except (ImageRefused, OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, cut short
+        return _failed(exc, url, repository)
     size = sum(b.get("size", 0) for b in blobs)
     return 0, f"oci pull: {digest} linux/{arch}: {len(blobs)} blobs ({size} bytes), {fetched} fetched"
 
