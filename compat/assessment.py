@@ -10,6 +10,7 @@ from compat.items import Item
 from compat.serving import Serving
 from facts.disk import FreeSpaceData
 from facts.files import UnsafePart
+from facts.image import ImageConfigData
 from facts.nvidia import NvidiaData
 from facts.ports import Listener
 from facts.python import PythonInterpreter
@@ -47,6 +48,8 @@ class HostFacts:
     unsafe_paths: dict[str, UnsafePart] = field(default_factory=dict)  # UnsafeAncestors of the install paths
     server_account: AccountData | None = None  # Account of triton_user: None where there is no such user
     cpus: int | None = None  # CPUs online (pyinfra's hardware.Cpus)
+    image: ImageConfigData | None = None  # triton_image's config, read before its layers (run/image_config.py)
+    image_read: str = ""  # where image was read from, or why it could not be before the pull
 
     @property
     def machine(self) -> str:

@@ -8,19 +8,95 @@ from compat.assessment import Artifact, HostFacts
 from compat.distro import distro_key, package_for, unknown_package_fix
 from compat.items import Item, blocker, missing, ok
 from compat.serving import model_backends
+from compat.torch_choice import driver_cuda
 from config.layout import Layout
 from config.settings import Settings
 from config.versions import version_key
+from facts.image import ImageConfigData
 
 
-def wanted_build(settings: Settings) -> tuple[tables.TritonBuild | None, tables.PytritonRelease | None]:
-    """The Triton build the settings ask for (None for a tarball, known only once unpacked)."""
+def wanted_build(
+    settings: Settings, image: ImageConfigData | None = None
+) -> tuple[tables.TritonBuild | None, tables.PytritonRelease | None]:
+    """The Triton build the settings ask for: of an image, what its config says (image: read before the pull);
+    None for a tarball (known only once unpacked) or an image whose config could not be read."""
+    if settings.triton_source == "image" and image:
+        return image_build(image)[0], None
     if settings.triton_source != "pytriton":
         return None, None
     release = tables.PYTRITON_RELEASES.get(settings.triton_pytriton_version)
     if release is None:
         return None, None
     return tables.TRITON_BUILDS.get(release.triton), release
+
+
+def _minor(version: str) -> str:
+    """ "12.6.2.004" -> "12.6"."""
+    return ".".join(version.split(".")[:2])
+
+
+def image_build(image: ImageConfigData) -> tuple[tables.TritonBuild | None, str]:
+    """The build an image's config describes (its Triton from TRITON_SERVER_VERSION, as NVIDIA's build.py
+    sets it; its CUDA from CUDA_VERSION; its OS from Ubuntu's labels): (the build, "") or (None, what the
+    config lacks for the rules to check it)."""
+    labels, env = image["labels"], image["env"]
+    version = env.get("TRITON_SERVER_VERSION") or labels.get("com.nvidia.tritonserver.version", "")
+    base_key = (labels.get("org.opencontainers.image.ref.name", ""), labels.get("org.opencontainers.image.version", ""))
+    base = tables.IMAGE_BASES.get(base_key)
+    if not version:
+        return None, "its config names no Triton version (TRITON_SERVER_VERSION)"
+    if base is None:
+        named = " ".join(base_key).strip() or "an OS its labels do not name"
+        return None, f"it is built on {named}, which the table of image bases (compat/tables.py) lacks"
+    low, high = tables.NUMPY_LT2_TRITON
+    known = tables.TRITON_BUILDS.get(version)
+    return tables.TritonBuild(
+        version=version,
+        release=env.get("NVIDIA_TRITON_SERVER_VERSION", ""),
+        min_glibc=base.glibc,
+        min_glibcxx=base.glibcxx,
+        cuda=_minor(env.get("CUDA_VERSION") or labels.get("com.nvidia.cuda.version", "")),
+        min_compute_capability=known.min_compute_capability if known else "",
+        numpy_spec="<2" if version_key(low) <= version_key(_minor(version)) <= version_key(high) else "",
+        host_sonames=base.host_sonames,
+    ), ""
+
+
+def check_image(facts: HostFacts, settings: Settings) -> list[Item]:
+    """What triton_image's config says, read before any layer is pulled: its Triton, OS and CUDA; a GPU
+    whose driver's CUDA major is older than the image's refused (CUDA minor-version compatibility runs a
+    12.x build on any 12.x driver [cuda-minor]). Its glibc and libraries are checked as any build's."""
+    if settings.triton_source != "image":
+        return []
+    if facts.image is None:
+        return [ok("triton image", f"its config was not read before the pull ({facts.image_read}): "
+                   "its glibc is checked at the unpack, before anything is switched")]  # fmt: skip
+    build, why = image_build(facts.image)
+    if build is None:
+        return [ok("triton image", f"{why}: its glibc is checked at the unpack, before anything is switched")]
+    labels = facts.image["labels"]
+    os_name = f"{labels['org.opencontainers.image.ref.name'].capitalize()} {labels['org.opencontainers.image.version']}"
+    release = f" (NGC {build.release})" if build.release else ""
+    cuda = f", CUDA {build.cuda}" if build.cuda else ", no CUDA"
+    read = f"read from {facts.image_read}"
+    items = [ok("triton image", f"Triton {build.version}{release}, built on {os_name}{cuda}; {read}")]
+    nvidia = facts.nvidia
+    host_cuda = driver_cuda(nvidia) if nvidia and nvidia["gpus"] else None
+    if nvidia and build.cuda and host_cuda:
+        driver = nvidia["driver_version"] or "?"
+        if int(host_cuda.split(".")[0]) < int(build.cuda.split(".")[0]):
+            items.append(
+                blocker(
+                    "cuda",
+                    f"the image's Triton is built with CUDA {build.cuda}; "
+                    f"driver {driver} runs CUDA {host_cuda} at most",
+                    f"pin an image of an NGC release built with CUDA {host_cuda.split('.')[0]}.x, or install an "
+                    f"NVIDIA driver for CUDA {build.cuda} or newer",
+                )
+            )
+        else:
+            items.append(ok("cuda", f"the image's CUDA {build.cuda} on driver {driver} (CUDA {host_cuda})"))
+    return items
 
 
 def stub_pythons(release: tables.PytritonRelease | None) -> tuple[str, ...]:
@@ -66,7 +142,7 @@ def choose_artifact(settings: Settings, layout: Layout) -> Artifact | None:
         url = f"{image_registry_url(settings)}/v2/{repository}"
         digest = settings.triton_image_digest.removeprefix("sha256:")
         backends = model_backends(settings.models)  # only those the models use: NGC's image carries GBs of others
-        return Artifact(url, digest, tag, f"{layout.downloads}/images", 0, image=True, backends=backends)
+        return Artifact(url, digest, tag, layout.images, 0, image=True, backends=backends)
     sha = settings.triton_tarball_sha256
     return Artifact(
         settings.triton_tarball_url,
@@ -126,8 +202,16 @@ def check_platform(facts: HostFacts, settings: Settings, release: tables.Pytrito
     return items
 
 
-def check_c_runtime(facts: HostFacts, build: tables.TritonBuild) -> list[Item]:
-    """glibc and libstdc++ at least as new as the build was linked against."""
+def check_c_runtime(facts: HostFacts, build: tables.TritonBuild, image: bool = False) -> list[Item]:
+    """glibc and libstdc++ at least as new as the build was linked against (image: an image's build, whose
+    fix is another image rather than another pytriton release)."""
+    fix = (
+        f"use a host with glibc >= {build.min_glibc}, or pin an image of an earlier NGC release, built on an older "
+        "Ubuntu (22.04: glibc 2.35)"
+        if image
+        else f"use a host with glibc >= {build.min_glibc} (Debian 12+, Ubuntu 22.04+), or "
+        "triton_source=tarball with an older build (Triton 2.30-2.33 needs glibc 2.31)"
+    )
     items = []
     glibc = facts.c_runtime.get("glibc")
     if glibc is None:
@@ -139,8 +223,7 @@ def check_c_runtime(facts: HostFacts, build: tables.TritonBuild) -> list[Item]:
             blocker(
                 "glibc",
                 f"glibc {glibc} is older than {build.min_glibc}, which Triton {build.version} needs",
-                f"use a host with glibc >= {build.min_glibc} (Debian 12+, Ubuntu 22.04+), or "
-                "triton_source=tarball with an older build (Triton 2.30-2.33 needs glibc 2.31)",
+                fix,
             )
         )
     else:
@@ -151,7 +234,9 @@ def check_c_runtime(facts: HostFacts, build: tables.TritonBuild) -> list[Item]:
             blocker(
                 "libstdc++",
                 f"libstdc++ provides GLIBCXX_{glibcxx}; Triton {build.version} needs GLIBCXX_{build.min_glibcxx}",
-                "use a host whose libstdc++6 comes from gcc 12 or newer (Debian 12+, Ubuntu 22.04+)",
+                f"use a host whose libstdc++6 provides GLIBCXX_{build.min_glibcxx} (gcc 14's: Debian 13, Ubuntu 24.04)"
+                if image
+                else "use a host whose libstdc++6 comes from gcc 12 or newer (Debian 12+, Ubuntu 22.04+)",
             )
         )
     elif glibcxx:
@@ -182,6 +267,6 @@ def check_host_libraries(facts: HostFacts, build: tables.TritonBuild | None) -> 
 def runtime_packages(facts: HostFacts, settings: Settings, python_minor: str) -> list[str]:
     """Every apt package the server's host libraries and the stub's libpython come from on this
     distro, present or not (deploy/uninstall.py lists those it leaves installed)."""
-    build, _ = wanted_build(settings)
+    build, _ = wanted_build(settings, facts.image)
     sonames = [*(build.host_sonames if build else tables.CONTAINER_HOST_SONAMES), f"libpython{python_minor}.so.1.0"]
     return sorted({p for s in sonames if s not in tables.GLIBC_SONAMES and (p := package_for(s, facts.os))})

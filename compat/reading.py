@@ -12,6 +12,7 @@ from pyinfra.api.host import Host
 from pyinfra.facts.files import Directory, File
 from pyinfra.facts.hardware import Cpus
 
+from compat.image_config import image_config
 from compat.rules import Assessment, HostFacts, assess
 from compat.tables import SYSTEM_CA_BUNDLE
 from compat.venv_plan import model_env_targets
@@ -60,8 +61,12 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         standalone = False
         marked = host.get_fact(TreeEntries, layout.uv_pythons, "children")
         uv_minors = [name.removeprefix(".provisioner-") for name in marked if name.startswith(".provisioner-")]
+    os_release = host.get_fact(OsRelease)
+    image, image_read = None, ""
+    if settings.triton_source == "image":  # its config before its layers: the plan checks it first
+        image, image_read = image_config(host, settings, layout.images, os_release["arch"] if os_release else "")
     return HostFacts(
-        os=host.get_fact(OsRelease),
+        os=os_release,
         c_runtime=host.get_fact(CRuntime),
         pythons=pythons,
         nvidia=host.get_fact(Nvidia),
@@ -84,6 +89,8 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         uv_pythons=uv_minors,
         system_ca_bundle=bool(host.get_fact(File, SYSTEM_CA_BUNDLE)),
         cpus=host.get_fact(Cpus),
+        image=image,
+        image_read=image_read,
     )
 
 

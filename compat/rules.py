@@ -14,6 +14,7 @@ from compat.assessment import Assessment, Decisions, HostFacts
 from compat.build import (
     check_c_runtime,
     check_host_libraries,
+    check_image,
     check_platform,
     choose_artifact,
     stub_pythons,
@@ -52,12 +53,12 @@ def standalone_to_install(facts: HostFacts, python: PythonChoice) -> bool:
 
 def assess(facts: HostFacts, settings: Settings) -> Assessment:
     """Check a host against the settings; decide what to install; list what is wrong and the fix."""
-    build, release = wanted_build(settings)
+    build, release = wanted_build(settings, facts.image)
     wiped = persist_wiped(facts, settings)
     items: list[Item] = [wiped] if wiped else []  # the first thing to fix on a notebook
-    items += check_platform(facts, settings, release)
+    items += check_platform(facts, settings, release) + check_image(facts, settings)
     if build:
-        items += check_c_runtime(facts, build)
+        items += check_c_runtime(facts, build, image=settings.triton_source == "image")
     numpy_lt2 = build is not None and build.numpy_spec == "<2"
     python, python_items = choose_python(
         facts,

@@ -119,6 +119,33 @@ CONTAINER_HOST_SONAMES: tuple[str, ...] = (
     "libgcc_s.so.1",
 )
 
+
+@dataclass(frozen=True)
+class ImageBase:
+    """What the OS an NGC image is built on gives its Triton, which a host must give it instead."""
+
+    glibc: str  # the glibc its binaries were linked against: they run on it and newer only
+    glibcxx: str  # the newest GLIBCXX_ version of its libstdc++
+    host_sonames: tuple[str, ...]  # the libraries its Triton takes from the image's OS (its apt-get installs)
+
+
+# An image's OS, as the org.opencontainers.image.ref.name / .version labels of Ubuntu's official images
+# (which NGC's images are built on) name it. [apt]: libc6 2.35 and libstdc++6 of gcc 12 (GLIBCXX_3.4.30) on
+# 22.04, libc6 2.39 and gcc 14's (GLIBCXX_3.4.33) on 24.04; a binary linked against glibc X runs on X and
+# newer only (PEP 600, the manylinux rule). [build.py]: the server image's apt-get installs libb64-0d,
+# libcurl4, libgoogle-perftools, libjemalloc, libnuma, libarchive (python backend) and libgomp1
+# (onnxruntime, pytorch): the same sonames on both, but re2 (libre2-9 on 22.04, libre2-10 on 24.04).
+IMAGE_BASES: dict[tuple[str, str], ImageBase] = {
+    ("ubuntu", "22.04"): ImageBase("2.35", "3.4.30", CONTAINER_HOST_SONAMES),
+    ("ubuntu", "24.04"): ImageBase(
+        "2.39", "3.4.33", tuple("libre2.so.10" if s == "libre2.so.9" else s for s in CONTAINER_HOST_SONAMES)
+    ),
+}
+
+# The Triton releases whose python backend stub needs numpy<2 [build.py: "numpy<2" pinned for 2.49-2.71]:
+# a build the tables do not list (an image's) is checked against this range.
+NUMPY_LT2_TRITON = ("2.49", "2.71")
+
 # The backends a pytriton wheel's Triton carries: tritonserver/backends/ holds python/ only (`unzip -l`
 # of nvidia_pytriton-0.7.0-py3-none-manylinux_2_35_x86_64.whl, 2026-12-01). NGC's tarball carries more.
 PYTRITON_BACKENDS = ("python",)
@@ -243,6 +270,7 @@ SONAME_PACKAGES: dict[str, dict[tuple[str, str], str | None]] = {
         ("ubuntu", "22.04"): "libre2-9",
         ("ubuntu", "24.04"): None,
     },
+    "libre2.so.10": {**dict.fromkeys(KNOWN_RELEASES), ("ubuntu", "24.04"): "libre2-10"},  # an image on 24.04
     "libtcmalloc.so.4": _t64("libgoogle-perftools4"),
     "libcurl.so.4": _t64("libcurl4"),
     "libarchive.so.13": _t64("libarchive13"),

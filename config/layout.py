@@ -95,6 +95,11 @@ class Layout:
         return f"{self.persist}/downloads"
 
     @property
+    def images(self) -> str:
+        """The cache of pulled container image blobs (an OCI image layout's blobs/sha256/HEX), root's."""
+        return f"{self.downloads}/images"
+
+    @property
     def python_standalone_archive(self) -> str:
         """The standalone CPython's archive in the download cache, named by version and sha256."""
         st = self.settings
