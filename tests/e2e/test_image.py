@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from testbed import TestHost, host_index, run_pyinfra, triton_ports, write_inventory
-from testbed.registry import Registry, digest_of
+from testbed.registry import Registry, digest_of, ngc_config
 from tests.e2e import artifacts
 from tests.e2e.test_provision import assert_serves, changed, provision
 
-CONFIG = b'{"architecture": "amd64", "os": "linux", "config": {"Labels": {}}}'
+CONFIG = ngc_config()  # what NGC's images say of themselves: Triton 2.51.0 (24.10), Ubuntu 22.04, CUDA 12.6
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,9 @@ def registry() -> Iterator[Registry]:
         yield reg
 
 
-def image_settings(served: dict, registry: Registry, tag: str, digest: str) -> dict:
+def image_settings(served: dict, registry: Registry, tag: str, digest: str, controller_cache: Path) -> dict:
+    """controller_cache: the controller's cache, empty at the test's start (the plan's pull of the config is
+    counted)."""
     host = registry.url.removeprefix("http://")
     return {
         **served,
@@ -35,6 +37,7 @@ def image_settings(served: dict, registry: Registry, tag: str, digest: str) -> d
         "triton_image": f"{host}/{registry.repository}:{tag}",
         "triton_image_digest": digest,
         "triton_image_registry_url": registry.url,
+        "controller_cache_dir": str(controller_cache),
     }
 
 
@@ -43,7 +46,7 @@ def test_an_image_is_pulled_unpacked_served_and_kept_for_a_reset(
 ) -> None:
     layers = artifacts.triton_image_layers()
     index, _ = registry.push("2.51-test", CONFIG, layers)
-    settings = image_settings(served, registry, "2.51-test", index)
+    settings = image_settings(served, registry, "2.51-test", index, tmp_path / "controller-cache")
     inv = write_inventory(tmp_path / "inv.py", [host], settings, own_ports=True)
     host.ssh("rm -rf /persist/downloads/images")
     _, first = provision(inv)
@@ -59,7 +62,7 @@ def test_an_image_is_pulled_unpacked_served_and_kept_for_a_reset(
     assert host.ssh(f"ls -d {gone} 2>/dev/null", check=False).stdout == ""
     assert_serves(host)
     blobs = [entry for entry in registry.log if entry[1].startswith("/cdn/")]
-    assert len(blobs) == 1 + len(layers)  # the config and each layer, once
+    assert len(blobs) == 2 + len(layers)  # the config for the plan (the controller's) and the pull's, each layer once
 
     seen = len(registry.log)
     _, again = provision(inv)
@@ -78,7 +81,7 @@ def test_an_image_is_pulled_unpacked_served_and_kept_for_a_reset(
     altered = [*layers[:2], layers[2] + b"\0" * 1024]  # another top layer: another image
     index2, _ = registry.push("2.51-test2", CONFIG, altered)
     registry.tamper(digest_of(altered[2]))
-    settings2 = image_settings(served, registry, "2.51-test2", index2)
+    settings2 = image_settings(served, registry, "2.51-test2", index2, tmp_path / "controller-cache")
     inv2 = write_inventory(tmp_path / "inv2.py", [host], settings2, own_ports=True)
     res = run_pyinfra(inv2, "deploy/provision.py", "-y")
     assert res.returncode != 0
@@ -111,7 +114,7 @@ def test_a_model_for_another_backend_is_served_by_the_backend_the_image_carries(
     (folder / "config.pbtxt").write_text(IDENTITY_CONFIG)
     # its version folder holds no file: the identity backend reads none (the repository carries the folder)
     model = {"name": "ident", "source": f"triton:{folder}"}
-    settings = {**image_settings(served, registry, "2.51-ident", index), "models": [model]}
+    settings = {**image_settings(served, registry, "2.51-ident", index, tmp_path / "cc"), "models": [model]}
     out, _ = provision(write_inventory(tmp_path / "inv.py", [host], settings, own_ports=True))
     assert host.ssh("readlink /opt/triton/current").stdout == (
         f"/opt/triton/versions/2.51-ident-{index[7:19]}-py3.11-identity-python\n"
@@ -135,9 +138,8 @@ def test_a_fleet_pulls_the_image_once_through_the_controller(
     layers = artifacts.triton_image_layers()
     index, _ = registry.push("2.51-fleet", CONFIG, [*layers, artifacts.gzip_layer({"opt/tritonserver/FLEET": b"1"})])
     settings = {
-        **image_settings(served, registry, "2.51-fleet", index),
+        **image_settings(served, registry, "2.51-fleet", index, tmp_path / "controller-cache"),
         "downloads_via_controller": "yes",
-        "controller_cache_dir": str(tmp_path / "controller-cache"),  # empty: the controller's pull is counted
     }
     for h in two_hosts:
         h.ssh("rm -rf /persist/downloads/images")
@@ -155,3 +157,28 @@ def test_a_fleet_pulls_the_image_once_through_the_controller(
     _, again = provision(inv)
     assert changed(again) == {}
     assert registry.log[seen:] == []
+
+
+def test_an_image_built_on_a_newer_os_than_the_host_is_refused_from_its_config_before_any_layer_or_change(
+    host: TestHost, served: dict, registry: Registry, tmp_path: Path
+) -> None:
+    """NGC's newer images are built on Ubuntu 24.04 (glibc 2.39, libre2.so.10): a Debian 12 host is refused from
+    the image's config alone, which the controller fetched for the plan, naming the glibc, the library no
+    Debian 12 package ships and the fixes; no layer is pulled and nothing on the host changes."""
+    index, _ = registry.push("2.51-noble", ngc_config(ubuntu="24.04"), artifacts.triton_image_layers())
+    settings = image_settings(served, registry, "2.51-noble", index, tmp_path / "controller-cache")
+    inv = write_inventory(tmp_path / "inv.py", [host], settings, own_ports=True)
+    seen = len(registry.log)
+    res = run_pyinfra(inv, "deploy/provision.py", "-y")
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and f"refusing to provision {host.name}, nothing was changed" in out
+    assert "glibc 2.36 is older than 2.39, which Triton 2.51.0 needs" in out
+    assert "pin an image of an earlier NGC release" in out
+    assert "libre2.so.10" in out
+    blobs = [path for _, path, _, _ in registry.log[seen:] if path.startswith("/cdn/")]
+    assert blobs == [f"/cdn/{digest_of(ngc_config(ubuntu='24.04'))}"]  # the config alone, no layer
+    assert host.ssh("ls /persist/downloads/images /opt/triton 2>&1", check=False).returncode != 0
+    seen = len(registry.log)
+    audit = run_pyinfra(inv, "deploy/audit.py", "-y")
+    assert "Triton 2.51.0 (NGC 24.10), built on Ubuntu 24.04, CUDA 12.6; read from the registry" in audit.stdout
+    assert registry.log[seen:] == []  # from the controller's cache: the registry is not asked again
