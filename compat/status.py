@@ -26,9 +26,11 @@ def assemble(
     facts: dict[str, Any],
     hub_revisions: dict[str, str | None],
     last_provision: dict | None,
+    model_envs: dict[str, str] | None = None,
 ) -> dict:
     """One host's status from its facts (keys: triton, links, server, status, venv, nvidia, ports,
-    systemd). hub_revisions: model name -> the commit its hub revision resolved to in the cache."""
+    systemd). hub_revisions: model name -> the commit its hub revision resolved to in the cache;
+    model_envs: model name -> the environment of its own its config.pbtxt names (none: the venv)."""
     triton, server, extra = facts["triton"], facts["server"], facts["status"] or {}
     manifest = (triton or {}).get("manifest", {})
     running = bool(server["pid"])
@@ -56,6 +58,7 @@ def assemble(
                 "source": spec.source if spec else ("built in" if name == "smoke" else "not in the settings"),
                 "revision": (spec.revision if spec and spec.kind == "hub" else ""),
                 "resolved": hub_revisions.get(name) or "",
+                "environment": (model_envs or {}).get(name, ""),
             }
         )
     venv = facts["venv"]

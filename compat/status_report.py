@@ -57,7 +57,8 @@ def table(host_name: str, status: dict) -> str:
     for m in status["models"]:
         resolved = f" -> {m['resolved'][:12]}" if m["resolved"] and m["resolved"] != m["revision"] else ""
         reason = f" ({m['reason']})" if m["reason"] else ""
-        rows.append((f"model {m['name']}", f"{m['state']}{reason}; {mask(m['source'])}{resolved}"))
+        own = f"; in its own environment {m['environment']}" if m.get("environment") else ""
+        rows.append((f"model {m['name']}", f"{m['state']}{reason}; {mask(m['source'])}{resolved}{own}"))
     torch = v and v["torch"]
     rows += [
         (

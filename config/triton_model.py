@@ -126,6 +126,16 @@ def with_execution_env(text: str, env_dir: str) -> str:
     return text.rstrip("\n") + f'\nparameters: {{ key: "{ENV_PARAMETER}" value: {{ string_value: "{value}" }} }}\n'
 
 
+def execution_env_in(lines: list[str]) -> str:
+    """The EXECUTION_ENV_PATH that lines of a config.pbtxt name (as with_execution_env writes the entry:
+    one line), "" where none does: the model's stubs then run in the venv."""
+    for line in lines:
+        found = re.search(rf'key: "{ENV_PARAMETER}" value: {{ string_value: "((?:[^"\\]|\\.)*)" }}', line)
+        if found:
+            return re.sub(r"\\(.)", r"\1", found.group(1))
+    return ""
+
+
 def check_dir(name: str, path: Path) -> tuple[TritonModelConfig | None, list[str]]:
     """The model directory as Triton will read it: (its config, the problems, each with its fix)."""
     versions = sorted(p for p in path.iterdir() if p.is_dir() and p.name.isdigit()) if path.is_dir() else []

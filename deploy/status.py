@@ -1,7 +1,7 @@
 """What each host runs, read without changing anything: the Triton build (version, source, sha256),
 the server (pid, uptime, how it was started, readiness, address and ports), each model with its
-state and the revision it came from, the venv's Python and torch, GPUs, disk used, and the last
-provision this controller recorded.
+state, the revision it came from and the environment of its own it runs in, the venv's Python and
+torch, GPUs, disk used, and the last provision this controller recorded.
 
     pyinfra INVENTORY deploy/status.py -y
 
@@ -15,12 +15,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyinfra import host, state
+from pyinfra.facts.files import FindInFile
 from pyinfra.operations import python
 
 from compat import status, status_report
 from config.layout import Layout
 from config.secrets import mask_output
 from config.settings import load, load_inventory
+from config.triton_model import ENV_PARAMETER, execution_env_in
 from facts.files import Links
 from facts.hub import HubSnapshot
 from facts.nvidia import Nvidia
@@ -60,9 +62,16 @@ hub = {
     for m in settings.models
     if m.kind == "hub"
 }
+envs = {  # a Triton folder's model may run in an environment of its own: its config.pbtxt names it
+    m.name: execution_env_in(
+        host.get_fact(FindInFile, path=f"{layout.models}/{m.name}/config.pbtxt", pattern=ENV_PARAMETER) or []
+    )
+    for m in settings.models
+    if m.kind == "triton"
+}
 records = settings.on_controller(settings.provision_records_dir)
 last = run_summary.last_record(records, host.name) if records else None
-st = status.assemble(settings, layout, facts, hub, last)
+st = status.assemble(settings, layout, facts, hub, last, envs)
 print(status_report.table(host.name, st), flush=True)
 status_report.record(host.name, st, Path(settings.status_report_path))
 

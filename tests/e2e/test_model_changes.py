@@ -227,6 +227,10 @@ def test_a_model_whose_pins_clash_runs_in_its_own_environment_and_a_change_to_it
         assert outputs["LABEL"]["shape"] == [2, 1]
         served = run_pyinfra(serving["inv"], "deploy/serve.py", "-y")  # built now: serve finds nothing to do
         assert served.returncode == 0 and "models:" not in served.stdout, (served.stdout + served.stderr)[-3000:]
+        shown = run_pyinfra(serving["inv"], "deploy/status.py", "-y").stdout  # status names each model's environment
+        rows = {line.split()[1]: line for line in shown.splitlines() if line.startswith("  model ")}
+        assert rows["text_classifier"].endswith(f"; in its own environment {env_dir}"), shown
+        assert "environment" not in rows["clf"], shown
     versions = "import transformers as t; print(t.__version__)"
     venv_transformers = host.ssh(f"/opt/triton/bin/triton-env python3 -c '{versions}'").stdout.strip()
     assert venv_transformers == serving["settings"].get("transformers_version", "4.57.1")  # the venv's own

@@ -57,6 +57,16 @@ def test_a_serving_host() -> None:
     assert "  model clf_hub  READY; hub:tiny/clf@main -> 0123" in text
 
 
+def test_a_model_in_an_environment_of_its_own_is_shown_with_it() -> None:
+    s = load({"models": MODELS, "triton_http_port": 18100})
+    serving = facts({"pid": 810, "ready": True, "config_hash": "ab"}, False, SERVING)
+    own = "/opt/triton/venv.model-envs/clf-1a2b3c4d5e6f-py3.11"
+    st = status.assemble(s, Layout(s), serving, {}, None, {"clf": own, "clf_hub": ""})
+    assert [m["environment"] for m in st["models"]] == [own, "", ""]
+    rows = [line for line in status_report.table("tb1", st).splitlines() if line.startswith("  model ")]
+    assert rows[0].endswith(f"; in its own environment {own}") and "environment" not in rows[1] + rows[2]
+
+
 def test_after_a_handover_the_metrics_port_shown_is_the_one_the_server_holds() -> None:
     s = load({"models": MODELS, "triton_http_port": 18100, "triton_metrics_port": 18102})
     found = facts({"pid": 810, "ready": True, "config_hash": "ab", "metrics_port": 18103}, False, SERVING)

@@ -316,6 +316,9 @@ def test_the_environment_is_named_in_the_config_triton_reads_and_only_a_folder_m
     text = triton_model.with_execution_env(SEED_CONFIG, '/opt/triton/venv.model-envs/x-"q"')
     assert triton_model.read_config(text).execution_env == '/opt/triton/venv.model-envs/x-"q"'
     assert triton_model.read_config(SEED_CONFIG).execution_env == ""
+    # as status reads it back from the deployed config.pbtxt's lines (grep), without protobuf
+    assert triton_model.execution_env_in(text.splitlines()) == '/opt/triton/venv.model-envs/x-"q"'
+    assert triton_model.execution_env_in(SEED_CONFIG.splitlines()) == ""
     _, problems = parse_models([{"name": "m", "source": "hub:org/m@main", "environment": "own"}])
     assert problems == [
         "models[0] (m): environment: only a Triton model folder (triton:) may have an environment of its own; "
