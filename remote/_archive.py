@@ -147,15 +147,17 @@ def _empty(folder):
             _remove(_os.path.join(folder, entry))
 
 
-def apply_layer(layer, dest, keep, leave_out=None):
+def apply_layer(layer, dest, keep, leave_out=None, seen=None):
     """Apply one image layer (a tar, gzipped or not: a seekable file object at its start) onto dest, which
     holds what the layers below put in the kept folder (keep: its parts, ["opt", "tritonserver"]): first
     the layer's whiteouts delete from what is there (a whiteout of the folder or of a folder above it
     empties dest), then its members in that folder are extracted with extract_tar's rules (but those
-    leave_out(rel) names)."""
+    leave_out(rel) names). seen(member): called with each of the layer's members (what the unpack indexes)."""
     dest = _os.path.realpath(dest)
     with _tarfile.open(fileobj=layer) as tar:
         for m in tar:
+            if seen is not None:
+                seen(m)
             parts = _parts(m.name)
             if not parts or not parts[-1].startswith(WHITEOUT):
                 continue

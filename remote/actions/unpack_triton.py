@@ -24,10 +24,12 @@ import os
 import re
 import shutil
 import sys
+import tarfile
 import tempfile
 import zipfile
 
 from _archive import UnsafeArchive, apply_layer, extract_tar, finish, wheel_layout_name, zip_target
+from _image_libs import find_in_image, host_sonames, index_layer, wanted, write_library
 from _oci import ImageRefused, blob_path, cached_document, host_arch, resolve
 
 
@@ -76,14 +78,26 @@ def unpack_tarball(archive, tmp: str, strip: int) -> str:
     return triton_version(tmp)
 
 
-def unpack_image(cache: str, digest: str, tmp: str, backends: str = "") -> str:
+def checked_layer(cache: str, layer: dict, tmp: str):
+    """A private copy of a cached layer, its sha256 checked against its digest (a layer changed in the cache
+    is removed, so that the next pull fetches it again)."""
+    copy, got = private_copy(blob_path(cache, layer["digest"]), os.path.dirname(tmp))
+    if "sha256:" + got != layer["digest"]:
+        copy.close()
+        os.unlink(blob_path(cache, layer["digest"]))
+        raise ImageRefused(9, f"the cached layer {layer['digest']} read as sha256:{got}: removed; run again")
+    return copy
+
+
+def unpack_image(cache: str, digest: str, tmp: str, backends: str = "") -> tuple:
     """The image's /opt/tritonserver, its layers applied in order onto tmp (of backends/, only the folders
-    of BACKENDS where it names some); its TRITON_VERSION."""
-    wanted = set(backends.split(",")) if backends else None
+    of BACKENDS where it names some), and the libraries it links that only the image has; (its
+    TRITON_VERSION, the libraries carried as "soname=image path" strings)."""
+    kept = set(backends.split(",")) if backends else None
 
     def leave_out(rel: str) -> bool:
         parts = rel.split("/")
-        return wanted is not None and len(parts) > 1 and parts[0] == "backends" and parts[1] not in wanted
+        return kept is not None and len(parts) > 1 and parts[0] == "backends" and parts[1] not in kept
 
     def document_of(of: str) -> dict:
         found = cached_document(cache, of)
@@ -93,16 +107,40 @@ def unpack_image(cache: str, digest: str, tmp: str, backends: str = "") -> str:
             )
         return found
 
-    for layer in resolve(document_of, digest, host_arch())["layers"]:
-        copy, got = private_copy(blob_path(cache, layer["digest"]), os.path.dirname(tmp))
-        try:
-            if "sha256:" + got != layer["digest"]:  # changed in the cache: removed, so the next pull fetches it
-                os.unlink(blob_path(cache, layer["digest"]))
-                raise ImageRefused(9, f"the cached layer {layer['digest']} read as sha256:{got}: removed; run again")
-            apply_layer(copy, tmp, ["opt", "tritonserver"], leave_out)
-        finally:
-            copy.close()
-    return triton_version(tmp)
+    layers = resolve(document_of, digest, host_arch())["layers"]
+    index: dict = {}
+    for number, layer in enumerate(layers):
+        members: list = []
+        with checked_layer(cache, layer, tmp) as copy:
+            apply_layer(copy, tmp, ["opt", "tritonserver"], leave_out, members.append)
+        index_layer(members, number, index)
+    return triton_version(tmp), carry_libraries(cache, layers, index, tmp)
+
+
+def carry_libraries(cache: str, layers: list, index: dict, tmp: str) -> list:
+    """Into tmp/lib, each library the tree links (then each that those link) that neither the tree nor the
+    host's loader has and the image does: ["soname=image path", ...]. Nothing where the host's linker cache
+    cannot be read (what the host has is then unknown: the audit names what is missing)."""
+    host_has = host_sonames()
+    if host_has is None:
+        return []
+    carried: list = []
+    os.makedirs(os.path.join(tmp, "lib"), exist_ok=True)
+    for _ in range(8):  # the libraries those link, found once the first are there
+        picks = {soname: found for soname in wanted(tmp, host_has) if (found := find_in_image(index, soname))}
+        if not picks:
+            break
+        by_layer: dict = {}
+        for soname, (_, real) in picks.items():
+            _, number, member = index[real]
+            by_layer.setdefault(number, {}).setdefault(member, []).append(soname)
+        for number in sorted(by_layer):
+            with checked_layer(cache, layers[number], tmp) as copy, tarfile.open(fileobj=copy) as tar:
+                for m in tar:
+                    for soname in by_layer[number].get(m.name, []):
+                        write_library(tar.extractfile(m), m.size, os.path.join(tmp, "lib", soname))
+        carried += [f"{soname}=/{path}" for soname, (path, _) in sorted(picks.items())]
+    return carried
 
 
 # The libpython a stub links: "libpython3.10.so.1.0", or pytriton's vendored "libpython3-<hash>.13.so.1.0".
@@ -132,15 +170,19 @@ def main(
     os.makedirs(tmp)
     if source == "image":
         try:
-            version = unpack_image(archive, "sha256:" + sha256, tmp, backends) or version
-        except (ImageRefused, UnsafeArchive) as exc:
+            found, carried = unpack_image(archive, "sha256:" + sha256, tmp, backends)
+            version = found or version
+        except (ImageRefused, UnsafeArchive, OSError) as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             print(
                 f"unpack: the image sha256:{sha256} is refused: {exc}. Nothing was installed or switched.",
                 file=sys.stderr,
             )
             return exc.code if isinstance(exc, ImageRefused) else 8
-        return finish_install(source, archive, dest, tmp, stub_python, sha256, version, fixes, backends)
+        if carried:
+            print(f"unpack: carried from the image: {', '.join(carried)}", file=sys.stderr)
+        extra = {"carried": ",".join(c.split("=")[0] for c in carried)} if carried else {}
+        return finish_install(source, archive, dest, tmp, stub_python, sha256, version, fixes, backends, extra)
     copy, got = private_copy(archive, os.path.dirname(tmp))
     try:
         if got != sha256.lower():
@@ -203,8 +245,10 @@ def finish_install(
     version: str,
     fixes: str,
     backends: str = "",
+    extra=None,
 ) -> int:
-    """The unpacked tree checked (a server, the stub of stub_python), its manifest written, renamed to dest."""
+    """The unpacked tree checked (a server, the stub of stub_python), its manifest written (with extra's
+    keys: the libraries carried from an image), renamed to dest."""
     if not os.path.isfile(os.path.join(tmp, "bin", "tritonserver")):
         shutil.rmtree(tmp)
         where = (
@@ -246,7 +290,7 @@ def finish_install(
         with open(os.path.join(tmp, "TRITON_VERSION"), "w") as f:
             f.write(version + "\n")
     manifest = {"source": source, "sha256": sha256, "stub_python": stub_python, "stub_linked": linked}
-    finish(tmp, dest, {**manifest, **({"backends": backends} if backends else {})})
+    finish(tmp, dest, {**manifest, **({"backends": backends} if backends else {}), **(extra or {})})
     print(f"unpack: Triton {version or '(version unknown)'} in {dest}, stub for Python {stub_python}", file=sys.stderr)
     return 0
 

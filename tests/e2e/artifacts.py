@@ -232,19 +232,29 @@ def uv_downloads_list(mirror) -> tuple[str, str]:
 
 
 IDENTITY_SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "backends" / "identity.c"
+IDENTITY_HELPER_SOURCE = IDENTITY_SOURCE.with_name("identity_helper.c")
 
 
 @cache_built
-def identity_backend() -> bytes:
-    """A Triton backend of the tests' own (tests/fixtures/backends/identity.c: INPUT0 sent back as OUTPUT0),
-    built with gcc once per source: a backend other than python, served from the image."""
-    out = CACHE_DIR / "artifacts" / f"libtriton_identity-{sha256_of(IDENTITY_SOURCE)[:16]}.so"
-    if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
+def identity_backend() -> tuple[bytes, bytes]:
+    """A Triton backend of the tests' own (tests/fixtures/backends/identity.c: INPUT0 sent back as OUTPUT0)
+    and the library it links (identity_helper.c, soname libidentity_helper.so.1), built with gcc once per
+    source: a backend other than python, served from the image, that needs a library only the image has."""
+    key = sha256_of(IDENTITY_SOURCE)[:8] + sha256_of(IDENTITY_HELPER_SOURCE)[:8]
+    out = CACHE_DIR / "artifacts" / f"libtriton_identity-{key}"
+    backend, helper = out / "libtriton_identity.so", out / "libidentity_helper.so.1.0.0"
+    if not backend.exists():
         part = out.with_suffix(".part")
-        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-o", str(part), str(IDENTITY_SOURCE)], check=True)
+        shutil.rmtree(part, ignore_errors=True)
+        part.mkdir(parents=True)
+        built = part / helper.name
+        gcc = ["gcc", "-shared", "-fPIC", "-O2", "-Wall"]
+        soname = "-Wl,-soname,libidentity_helper.so.1"
+        subprocess.run([*gcc, soname, "-o", str(built), str(IDENTITY_HELPER_SOURCE)], check=True)
+        subprocess.run([*gcc, "-o", str(part / backend.name), str(IDENTITY_SOURCE), str(built)], check=True)
+        shutil.rmtree(out, ignore_errors=True)
         part.rename(out)
-    return out.read_bytes()
+    return backend.read_bytes(), helper.read_bytes()
 
 
 def triton_image_layers() -> list[bytes]:
@@ -255,6 +265,7 @@ def triton_image_layers() -> list[bytes]:
     opaque folder that hides a lower layer's stray backend. Made once per session (the same bytes: gzip with
     no time in it)."""
     keep = ("tritonserver/backends/python/",)
+    backend, helper = identity_backend()
     base, python = io.BytesIO(), io.BytesIO()
     with (
         tarfile.open(triton_tarball()) as src,
@@ -269,14 +280,23 @@ def triton_image_layers() -> list[bytes]:
             "opt/tritonserver/NOTES.decoy": b"whited out by the next layer",
             "opt/tritonserver/backends/stray/libtriton_stray.so": b"hidden by an opaque folder above it",
             "opt/tritonserver/backends/onnxruntime/libtriton_onnxruntime.so": b"a backend no model uses",
-            "opt/tritonserver/backends/identity/libtriton_identity.so": identity_backend(),
-            "usr/lib/x86_64-linux-gnu/libdecoy.so.1": b"outside /opt/tritonserver",
+            "opt/tritonserver/backends/identity/libtriton_identity.so": backend,
+            # the library identity links, carried into the install: reached through a folder's link, as CUDA's
+            "usr/local/helper-1.0/lib/libidentity_helper.so.1.0.0": helper,
+            "usr/lib/x86_64-linux-gnu/libdecoy.so.1": b"outside /opt/tritonserver, linked by nothing",
             "etc/motd": b"outside /opt/tritonserver",
         }
         for name, content in extra.items():
             info = tarfile.TarInfo(name)
-            info.size = len(content)
+            info.size, info.mode = len(content), 0o755
             low.addfile(info, io.BytesIO(content))
+        for name, target in (
+            ("usr/local/helper", "helper-1.0"),
+            ("usr/lib/x86_64-linux-gnu/libidentity_helper.so.1", "../../local/helper/lib/libidentity_helper.so.1.0.0"),
+        ):
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            low.addfile(info)
         whiteout = tarfile.TarInfo("opt/tritonserver/.wh.NOTES.decoy")
         high.addfile(whiteout, io.BytesIO(b""))
     opaque = io.BytesIO()

@@ -55,7 +55,9 @@ def test_an_image_is_pulled_unpacked_served_and_kept_for_a_reset(
     current = host.ssh("readlink /opt/triton/current").stdout
     assert current == f"/opt/triton/versions/2.51-test-{index[7:19]}-py3.11-python\n"
     assert host.ssh("ls /opt/triton/current/backends").stdout.split() == ["python"]
-    assert host.ssh("cat /opt/triton/current/.provisioner").stdout.startswith("source=image\nsha256=" + index[7:])
+    manifest = host.ssh("cat /opt/triton/current/.provisioner").stdout
+    assert manifest.startswith("source=image\nsha256=" + index[7:])
+    assert "carried=" not in manifest  # the identity backend, which links the image's helper library, is not kept
     assert host.ssh("cat /opt/triton/current/TRITON_VERSION").stdout == "2.51.0\n"
     # only /opt/tritonserver, with the whiteouts applied: nothing of the image's /usr or /etc on the host
     gone = "/opt/triton/current/NOTES.decoy /usr/lib/x86_64-linux-gnu/libdecoy.so.1 /opt/triton/current/usr"
@@ -120,6 +122,14 @@ def test_a_model_for_another_backend_is_served_by_the_backend_the_image_carries(
         f"/opt/triton/versions/2.51-ident-{index[7:19]}-py3.11-identity-python\n"
     )
     assert host.ssh("ls /opt/triton/current/backends").stdout.split() == ["identity", "python"]
+    # the library identity links, which only the image has (under /usr/local, through a folder's link): carried
+    assert "carried=libidentity_helper.so.1\n" in host.ssh("cat /opt/triton/current/.provisioner").stdout
+    assert (
+        host.ssh(
+            "test -f /opt/triton/current/lib/libidentity_helper.so.1 -a ! -e /usr/local/helper", check=False
+        ).returncode
+        == 0
+    )
     assert "verified ident: inputs made from its config.pbtxt (INPUT0 FP32[4]) over HTTP and gRPC; OUTPUT0[4]" in out
     port = triton_ports(host_index(host.name))["triton_http_port"]
     sent = {"inputs": [{"name": "INPUT0", "shape": [4], "datatype": "FP32", "data": [1.5, -2.0, 3.25, 1e6]}]}
