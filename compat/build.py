@@ -3,6 +3,8 @@ host's OS, C runtime and libraries can run it."""
 
 from __future__ import annotations
 
+import re
+
 from compat import tables
 from compat.assessment import Artifact, HostFacts
 from compat.distro import distro_key, package_for, unknown_package_fix
@@ -30,6 +32,9 @@ def wanted_build(
     return tables.TRITON_BUILDS.get(release.triton), release
 
 
+_VERSION = r"[0-9]{1,4}(\.[0-9]{1,6}){0,3}"  # 2.51.0, 24.10, 12.6.2.004
+
+
 def _minor(version: str) -> str:
     """ "12.6.2.004" -> "12.6"."""
     return ".".join(version.split(".")[:2])
@@ -40,8 +45,17 @@ def image_build(image: ImageConfigData) -> tuple[tables.TritonBuild | None, str]
     sets it; its CUDA from CUDA_VERSION; its OS from Ubuntu's labels): (the build, "") or (None, what the
     config lacks for the rules to check it)."""
     labels, env = image["labels"], image["env"]
-    version = env.get("TRITON_SERVER_VERSION") or labels.get("com.nvidia.tritonserver.version", "")
-    base_key = (labels.get("org.opencontainers.image.ref.name", ""), labels.get("org.opencontainers.image.version", ""))
+
+    def plain(text: str, pattern: str = _VERSION) -> str:
+        """An image's value as the rules take it: only where it is of the expected form (an image's text is
+        hostile until checked: it is printed, compared, split), else ""."""
+        return text if re.fullmatch(pattern, text) else ""
+
+    version = plain(env.get("TRITON_SERVER_VERSION") or labels.get("com.nvidia.tritonserver.version", ""))
+    base_key = (
+        plain(labels.get("org.opencontainers.image.ref.name", ""), r"[a-z][a-z0-9-]{0,30}"),
+        plain(labels.get("org.opencontainers.image.version", ""), _VERSION),
+    )
     base = tables.IMAGE_BASES.get(base_key)
     if not version:
         return None, "its config names no Triton version (TRITON_SERVER_VERSION)"
@@ -52,10 +66,10 @@ def image_build(image: ImageConfigData) -> tuple[tables.TritonBuild | None, str]
     known = tables.TRITON_BUILDS.get(version)
     return tables.TritonBuild(
         version=version,
-        release=env.get("NVIDIA_TRITON_SERVER_VERSION", ""),
+        release=plain(env.get("NVIDIA_TRITON_SERVER_VERSION", "")),
         min_glibc=base.glibc,
         min_glibcxx=base.glibcxx,
-        cuda=_minor(env.get("CUDA_VERSION") or labels.get("com.nvidia.cuda.version", "")),
+        cuda=_minor(plain(env.get("CUDA_VERSION") or labels.get("com.nvidia.cuda.version", ""))),
         min_compute_capability=known.min_compute_capability if known else "",
         numpy_spec="<2" if version_key(low) <= version_key(_minor(version)) <= version_key(high) else "",
         host_sonames=base.host_sonames,

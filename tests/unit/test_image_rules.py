@@ -80,6 +80,19 @@ def test_an_image_whose_config_was_not_read_is_checked_as_a_tarball_and_at_the_u
     assert {i.name for i in a.items} >= set(tables.CONTAINER_HOST_SONAMES) - tables.GLIBC_SONAMES
 
 
+def test_an_images_text_is_taken_only_where_it_has_the_form_of_a_version() -> None:
+    hostile = on_base("22.04")
+    hostile["env"]["TRITON_SERVER_VERSION"] = "2.51.0\x1b[2J"
+    hostile["env"]["CUDA_VERSION"] = "twelve"
+    assert by_name(assessed(host(), hostile), "triton image").detail == (
+        "its config names no Triton version (TRITON_SERVER_VERSION): its glibc is checked at the unpack, "
+        "before anything is switched"
+    )
+    hostile["env"]["TRITON_SERVER_VERSION"] = "2.51.0"
+    a = assessed(host(nvidia=GPU_OLD), hostile)  # no CUDA it can read: no CUDA check, and no crash
+    assert "no CUDA" in by_name(a, "triton image").detail and not [i for i in a.items if i.name == "cuda"]
+
+
 def test_an_image_on_an_os_the_table_lacks_says_so() -> None:
     debian = oci_pull.config_summary(ngc_config().replace(b'"ubuntu"', b'"debian"').replace(b'"22.04"', b'"12"'))
     item = by_name(assessed(host(), debian), "triton image")
