@@ -133,6 +133,11 @@ def wanted(tree, host_has):
     return sorted(n for n in needed - present - host_has if CARRIED_NAME.match(n) and not NEVER_CARRIED.match(n))
 
 
+def printable(text):
+    """An image's path as a line may print it: each character a terminal would act on shown as '?'."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
 def write_library(src, size, dest):
     """A carried library's bytes from src (a layer member's file object) to dest, a new file (never through
     a link, never over one), root's, 0755."""

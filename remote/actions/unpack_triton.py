@@ -29,7 +29,7 @@ import tempfile
 import zipfile
 
 from _archive import UnsafeArchive, apply_layer, extract_tar, finish, wheel_layout_name, zip_target
-from _image_libs import find_in_image, host_sonames, index_layer, wanted, write_library
+from _image_libs import find_in_image, host_sonames, index_layer, printable, wanted, write_library
 from _oci import ImageRefused, blob_path, cached_document, host_arch, resolve
 
 
@@ -139,7 +139,7 @@ def carry_libraries(cache: str, layers: list, index: dict, tmp: str) -> list:
                 for m in tar:
                     for soname in by_layer[number].get(m.name, []):
                         write_library(tar.extractfile(m), m.size, os.path.join(tmp, "lib", soname))
-        carried += [f"{soname}=/{path}" for soname, (path, _) in sorted(picks.items())]
+        carried += [f"{soname}=/{printable(path)}" for soname, (path, _) in sorted(picks.items())]
     return carried
 
 

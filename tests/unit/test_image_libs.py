@@ -96,3 +96,7 @@ def test_nothing_is_carried_where_the_host_has_every_library(tmp_path: Path) -> 
         assert pull(registry, index, tmp_path / "cache") == 0
     assert unpack(tmp_path / "cache", index, tmp_path / "image") == 0
     assert "carried=" not in (tmp_path / "image" / ".provisioner").read_text()
+
+
+def test_an_images_path_is_printed_without_what_a_terminal_would_act_on() -> None:
+    assert libs.printable("usr/lib/\x1b[2Jlibfoo.so.1\n") == "usr/lib/?[2Jlibfoo.so.1?"
