@@ -1,8 +1,8 @@
 """Which test file a pytest-xdist worker runs next: the costliest one left (greedy longest-first), by each
 file's seconds in a measured clean-clone CI run. xdist's own `--dist loadfile` hands out files by their
 number of tests, so the unit files go first and a slow e2e file can be left to one worker at the end
-while the other idles: in the run measured below, the tests' seconds summed over both workers were 2222,
-pytest took 1207 s (an even split is 1111)."""
+while the other idles: in the run measured below, the tests' seconds summed over both workers were 2549,
+pytest took 1313 s (an even split is 1275)."""
 
 from __future__ import annotations
 
@@ -13,26 +13,24 @@ from xdist.remote import Producer
 from xdist.scheduler import LoadFileScheduling
 from xdist.workermanage import WorkerController
 
-# Seconds of each file's tests (setup, call and teardown summed) in `CI=true bash .ci/run` of c07de94 in a
-# clean clone on this machine kind (2 cores), 2026-12-04, from its junit XML. Files not named cost 0 here
-# and run after these, in xdist's order; a file that grows much slower belongs in the table.
+# Seconds of each file's tests (setup, call and teardown summed) in `CI=true bash .ci/run` of 3c7d000 in a
+# clean clone on this machine kind (2 cores), 2026-12-06, the test bed's cache moved aside first, from its junit
+# XML. Files not named cost 0 here and run after these, in xdist's order; a file that grows much slower belongs
+# in the table.
 FILE_SECONDS: dict[str, float] = {
-    "tests/e2e/test_provision.py": 404,
-    "tests/e2e/test_serve.py": 378,
-    "tests/e2e/test_lifecycle.py": 290,
-    "tests/e2e/test_faults.py": 240,
-    # +150: a model's own environment, built twice (121 s alone on the dev bed, 2026-12-06)
-    "tests/e2e/test_model_changes.py": 377,
-    "tests/e2e/test_vm_hosts.py": 183,
-    "tests/e2e/test_python_hosts.py": 172,
-    # not in that run: in 65ce41b's clean-clone CI (85 + 80 s), 2026-12-06; +60 s for the identity backend's test
-    # +10 s: an image refused from its config (4.7 s alone on the dev bed, 2026-12-06)
-    "tests/e2e/test_image.py": 235,
-    "tests/e2e/test_fleet.py": 125,
-    "tests/e2e/test_notebook_inside.py": 86,
-    "tests/unit/test_types.py": 35,
-    "tests/e2e/test_testbed.py": 24,
-    "tests/e2e/test_audit.py": 14,
+    "tests/e2e/test_provision.py": 401,
+    "tests/e2e/test_serve.py": 372,
+    "tests/e2e/test_model_changes.py": 327,
+    "tests/e2e/test_faults.py": 269,
+    "tests/e2e/test_vm_hosts.py": 246,
+    "tests/e2e/test_python_hosts.py": 240,
+    "tests/e2e/test_lifecycle.py": 232,
+    "tests/e2e/test_image.py": 149,
+    "tests/e2e/test_fleet.py": 112,
+    "tests/e2e/test_notebook_inside.py": 77,
+    "tests/e2e/test_testbed.py": 30,
+    "tests/unit/test_types.py": 23,
+    "tests/e2e/test_audit.py": 12,
 }
 
 
