@@ -93,7 +93,10 @@ def main() -> int:
             host.ssh("rm -rf /persist/* /persist/.[!.]*")
             timed(REPO, invs[THIS], "deploy/provision.py")  # makes the controller's lock: not counted
             for run in range(1, args.runs + 1):
-                for name, tree in trees.items():
+                # each tree first in every other run: what runs first on a fresh fleet was measured slower
+                # (the 16-host audit 3.3 s vs 2.9 s; 3.23 vs 3.25 s alternating, BENCHMARKS.md section 24)
+                order = list(trees.items()) if run % 2 else list(reversed(trees.items()))
+                for name, tree in order:
                     host.reset()
                     host.ssh("rm -rf /persist/* /persist/.[!.]*")
                     rows["cold provision"][name].append(timed(tree, invs[name], "deploy/provision.py"))
