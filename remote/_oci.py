@@ -22,6 +22,9 @@ LAYER_TYPES = (
 )
 ACCEPT = ", ".join(INDEX_TYPES + MANIFEST_TYPES)  # what a manifest request accepts
 _DIGEST = _re.compile(r"^sha256:[0-9a-f]{64}$")
+# An index's or a manifest's most bytes: the size a registry should accept at least (the OCI distribution
+# spec, "Pushing manifests": 4 MiB); NGC's are a few KB. A larger one, fetched or cached, is not read.
+DOCUMENT_LIMIT = 4 << 20
 _ARCHES = {"x86_64": "amd64", "aarch64": "arm64"}  # uname -m -> the image index's architecture
 
 
@@ -50,10 +53,10 @@ def cached_document(cache, digest):
     """The manifest or index of this digest from the cache, its bytes checked against it; None where the
     cache lacks it or holds other bytes."""
     path = blob_path(cache, digest)
-    if not _os.path.isfile(path):
+    if not _os.path.isfile(path) or _os.path.getsize(path) > DOCUMENT_LIMIT:
         return None
     with open(path, "rb") as f:
-        body = f.read()
+        body = f.read(DOCUMENT_LIMIT + 1)
     return _json.loads(body) if "sha256:" + _hashlib.sha256(body).hexdigest() == digest else None
 
 
@@ -113,10 +116,10 @@ def cached_config(cache, digest, arch):
         return None
     descriptor = image["config"]
     path = blob_path(cache, descriptor.get("digest"))
-    if not _os.path.isfile(path):
-        return None
+    if not _os.path.isfile(path) or _os.path.getsize(path) != descriptor.get("size"):
+        return None  # not pulled yet, or not the size the manifest gives it: the pull fetches it again
     with open(path, "rb") as f:
-        body = f.read()
+        body = f.read(descriptor["size"])
     if "sha256:" + _hashlib.sha256(body).hexdigest() != descriptor["digest"]:
         return None  # changed in the cache: the pull fetches it again and the unpack checks it
     return config_summary(body)

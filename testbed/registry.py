@@ -95,7 +95,8 @@ class _Handler(BaseHTTPRequestHandler):
             wanted = "Basic " + base64.b64encode(f"$oauthtoken:{key}".encode()).decode()
             if key and self.headers.get("Authorization") != wanted:
                 return self._send(401, b'{"errors": [{"code": "DENIED"}]}')
-            return self._send(200, json.dumps({"token": reg.token}).encode(), {"Content-Type": "application/json"})
+            answer = reg.token_answer or json.dumps({"token": reg.token}).encode()
+            return self._send(200, answer, {"Content-Type": "application/json"})
         if path.startswith("/cdn/"):
             blob = reg.blobs.get(path[len("/cdn/") :])
             if blob is None:
@@ -114,7 +115,7 @@ class _Handler(BaseHTTPRequestHandler):
             if body is None:
                 return self._send(404, b'{"errors": [{"code": "MANIFEST_UNKNOWN"}]}')
             media = json.loads(body).get("mediaType", MANIFEST_TYPE)
-            return self._send(200, body, {"Content-Type": media, "Docker-Content-Digest": digest})
+            return self._send(200, reg.served(digest, body), {"Content-Type": media, "Docker-Content-Digest": digest})
         if kind == "blobs" and ref in reg.blobs:
             cdn = reg.url.replace("127.0.0.1", reg.cdn_host)  # another host name: no token may follow there
             return self._send(307, b"", {"Location": f"{cdn}/cdn/{ref}"})
@@ -128,6 +129,7 @@ class Registry:
         """cdn_host: the host name blob redirects name (a test host that resolves no `localhost`: 127.0.0.1)."""
         self.repository, self.api_key, self.cdn_host = repository, api_key, cdn_host
         self.token = secrets.token_hex(16)
+        self.token_answer = b""  # what the token service answers instead of {"token": ...} (a broken one)
         self.blobs: dict[str, bytes] = {}
         self.tags: dict[str, str] = {}
         self.tampered: dict[str, bytes] = {}
@@ -171,6 +173,10 @@ class Registry:
             self.blobs[digest_of(blob)] = blob
         self.tags[tag] = digest_of(index_bytes)
         return digest_of(index_bytes), digest_of(manifest_bytes)
+
+    def pad(self, digest: str, extra: int) -> None:
+        """Serve the blob or manifest of digest with extra bytes after it (more than its descriptor says)."""
+        self.tampered[digest] = self.blobs[digest] + b" " * extra
 
     def tamper(self, digest: str) -> None:
         """Serve the blob of digest with one byte changed (altered in transit)."""

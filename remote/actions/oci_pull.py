@@ -27,7 +27,7 @@ import urllib.parse
 import urllib.request
 
 from _http import OPENER
-from _oci import ACCEPT, ImageRefused, blob_path, cached_document, host_arch, resolve
+from _oci import ACCEPT, DOCUMENT_LIMIT, ImageRefused, blob_path, cached_document, host_arch, resolve
 from _progress import Progress
 
 
@@ -58,11 +58,14 @@ class Registry:
             req.add_header("Authorization", f"Basic {basic}")
         try:
             with OPENER.open(req, timeout=self.timeout) as resp:
-                answer = json.loads(resp.read())
+                answer = json.loads(resp.read(DOCUMENT_LIMIT + 1))
         except urllib.error.HTTPError as exc:
             fix = "check triton_registry_api_key" if self.key else "set triton_registry_api_key (an NGC API key)"
             raise ImageRefused(6, f"the registry's token service refused the pull (HTTP {exc.code}): {fix}") from None
-        self.token = answer.get("token") or answer.get("access_token") or ""
+        except ValueError:  # not JSON, or cut at the limit
+            raise ImageRefused(6, f"the token service of {self.url} answered no JSON token") from None
+        token = (answer.get("token") or answer.get("access_token")) if isinstance(answer, dict) else ""
+        self.token = token if isinstance(token, str) else ""
 
     def open(self, path: str, accept: str = ""):
         """GET /v2/REPOSITORY/PATH, asking the token service once where the registry answers 401."""
@@ -81,8 +84,10 @@ class Registry:
         raise ImageRefused(6, f"{self.url} refused the token its own service gave")
 
 
-def save(resp, path: str, digest: str, label: str) -> int:
-    """resp's body to path, through path.part, if its sha256 is digest's; its size."""
+def save(resp, path: str, digest: str, label: str, limit: int) -> int:
+    """resp's body to path, through path.part, if its sha256 is digest's and it is at most limit bytes (a
+    blob's size as its manifest gives it, a document's DOCUMENT_LIMIT: a registry that sends more is cut
+    off, not written on to the end); its size."""
     part = path + ".part"
     os.makedirs(os.path.dirname(path), exist_ok=True)
     total = int(resp.headers.get("Content-Length") or 0)
@@ -91,9 +96,11 @@ def save(resp, path: str, digest: str, label: str) -> int:
     try:
         with open(part, "wb") as out:
             while True:
-                chunk = resp.read(1 << 20)
+                chunk = resp.read(min(1 << 20, limit - done + 1))
                 if not chunk:
                     break
+                if done + len(chunk) > limit:
+                    raise ImageRefused(3, f"{label}: more than the {limit} bytes it may have; removed")
                 out.write(chunk)
                 sha.update(chunk)
                 done += len(chunk)
@@ -115,7 +122,7 @@ def manifest(registry: Registry, cache: str, digest: str) -> dict:
     found = cached_document(cache, digest)
     if found is None:
         with registry.open(f"manifests/{digest}", ACCEPT) as resp:
-            save(resp, blob_path(cache, digest), digest, f"manifest {digest[:19]}")
+            save(resp, blob_path(cache, digest), digest, f"manifest {digest[:19]}", DOCUMENT_LIMIT)
         found = cached_document(cache, digest)
     return found
 
@@ -123,10 +130,13 @@ def manifest(registry: Registry, cache: str, digest: str) -> dict:
 def _fetch(registry: Registry, cache: str, blob: dict) -> int:
     """One blob into the cache unless it is there at its size: the bytes fetched."""
     path = blob_path(cache, blob["digest"])
-    if os.path.isfile(path) and os.path.getsize(path) == blob.get("size"):
+    size = blob.get("size")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise ImageRefused(5, f"the manifest gives blob {blob['digest']} no size (the OCI spec requires one)")
+    if os.path.isfile(path) and os.path.getsize(path) == size:
         return 0
     with registry.open(f"blobs/{blob['digest']}") as resp:
-        return save(resp, path, blob["digest"], f"layer {blob['digest'][7:19]}")
+        return save(resp, path, blob["digest"], f"layer {blob['digest'][7:19]}", size)
 
 
 def _failed(exc: BaseException, url: str, repository: str) -> tuple:

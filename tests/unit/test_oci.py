@@ -129,6 +129,35 @@ def test_a_layer_altered_in_transit_is_refused_and_not_kept(
     assert not list(cache.rglob("*.part"))
 
 
+def test_a_layer_or_manifest_longer_than_it_may_be_is_cut_off_and_not_kept(
+    registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A registry that sends more than a layer's size (as its manifest gives it) or a manifest over the OCI
+    limit is cut off there: nothing is written on to the end, nothing is kept."""
+    index, manifest = registry.push("25.01-py3", CONFIG, [BASE, TOP])
+    registry.pad(digest_of(TOP), 3 << 20)
+    cache = tmp_path / "cache"
+    assert pull(registry, index, cache) == 3
+    assert f"more than the {len(TOP)} bytes it may have; removed" in capsys.readouterr().err
+    assert not (cache / "blobs" / "sha256" / digest_of(TOP)[7:]).exists()
+    assert not list(cache.rglob("*.part"))
+    registry.pad(manifest, oci_pull.DOCUMENT_LIMIT)
+    cache = tmp_path / "cache2"
+    assert pull(registry, index, cache) == 3
+    assert f"more than the {oci_pull.DOCUMENT_LIMIT} bytes it may have; removed" in capsys.readouterr().err
+    assert not (cache / "blobs" / "sha256" / manifest[7:]).exists()
+    assert not list(cache.rglob("*.part"))
+
+
+def test_a_token_service_that_answers_no_json_is_named(
+    registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index, _ = registry.push("25.01-py3", CONFIG, [BASE, TOP])
+    registry.token_answer = b"<html>503 busy</html>"
+    assert pull(registry, index, tmp_path / "cache") == 6
+    assert f"the token service of {registry.url} answered no JSON token" in capsys.readouterr().err
+
+
 def test_a_cached_layer_changed_after_the_pull_is_refused_by_the_unpack(registry: Registry, tmp_path: Path) -> None:
     index, _ = registry.push("25.01-py3", CONFIG, [BASE, TOP])
     cache, dest = tmp_path / "cache", tmp_path / "image"
