@@ -71,7 +71,8 @@ def _platform_entry(index, digest, arch):
 
 def resolve(document_of, digest, arch):
     """The image manifest the pinned digest names for linux/ARCH (document_of(digest): a manifest or an
-    index, its bytes checked against the digest), with its layers each of a format the unpack reads."""
+    index, its bytes checked against the digest), with its layers each of a format the unpack reads and
+    every blob of a size."""
     image = document_of(digest)
     if image.get("mediaType") in INDEX_TYPES or "manifests" in image:
         image = document_of(_platform_entry(image, digest, arch))
@@ -81,6 +82,10 @@ def resolve(document_of, digest, arch):
             raise ImageRefused(5, f"layer {layer.get('digest')} is {kind}: only gzip or plain tar layers are read")
     if not isinstance(image.get("config"), dict):
         raise ImageRefused(5, f"the manifest of {digest} names no config: not an image manifest")
+    for blob in [image["config"], *image.get("layers", [])]:  # what the pull stops a registry at
+        size = blob.get("size")
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise ImageRefused(5, f"the manifest gives blob {blob.get('digest')} no size (the OCI spec requires one)")
     return image
 
 
@@ -116,7 +121,7 @@ def cached_config(cache, digest, arch):
         return None
     descriptor = image["config"]
     path = blob_path(cache, descriptor.get("digest"))
-    if not _os.path.isfile(path) or _os.path.getsize(path) != descriptor.get("size"):
+    if not _os.path.isfile(path) or _os.path.getsize(path) != descriptor["size"]:
         return None  # not pulled yet, or not the size the manifest gives it: the pull fetches it again
     with open(path, "rb") as f:
         body = f.read(descriptor["size"])

@@ -149,6 +149,23 @@ def test_a_layer_or_manifest_longer_than_it_may_be_is_cut_off_and_not_kept(
     assert not list(cache.rglob("*.part"))
 
 
+@pytest.mark.parametrize("size", [None, -1, True, "12"], ids=["missing", "negative", "bool", "text"])
+def test_a_manifest_whose_blob_has_no_size_is_refused_before_any_blob_is_fetched(size, tmp_path: Path) -> None:
+    """The pull stops a registry at each blob's size: a manifest that gives one none is refused by resolve,
+    which the pull, the unpack and the config's read all go through."""
+    layer_descriptor = {"mediaType": oci_pull.LAYER_TYPES[1], "digest": digest_of(TOP)}
+    if size is not None:
+        layer_descriptor["size"] = size
+    manifest = {
+        "mediaType": oci_pull.MANIFEST_TYPES[0],
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digest_of(CONFIG), "size": 9},
+        "layers": [layer_descriptor],
+    }
+    with pytest.raises(oci_pull.ImageRefused, match=f"the manifest gives blob {digest_of(TOP)} no size") as refused:
+        oci_pull.resolve(lambda digest: manifest, DIGEST, "amd64")
+    assert refused.value.code == 5
+
+
 def test_a_token_service_that_answers_no_json_is_named(
     registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
