@@ -46,13 +46,16 @@ def image_config(host: Host, settings: Settings, host_cache: str, machine: str) 
     arch = _oci.host_arch(machine)
     _, repository, _ = image_parts(settings.triton_image)
     with controller_cache.lock_for(f"image:{digest}"):  # once for the run's hosts
-        summary = _oci.cached_config(str(local), digest, arch)
-        if summary is None:
-            code, message = _oci.config_pulled(
-                image_registry_url(settings), repository, digest, str(local), settings.triton_registry_api_key,
-                arch, FETCH_TIMEOUT_S,
-            )  # fmt: skip
-            if code:
-                return None, f"the controller could not fetch it: {message.removeprefix('oci pull: ')}"
+        try:  # its cache may hold an index that refuses this host (no entry for its arch): as the probe says
             summary = _oci.cached_config(str(local), digest, arch)
+            if summary is None:
+                code, message = _oci.config_pulled(
+                    image_registry_url(settings), repository, digest, str(local), settings.triton_registry_api_key,
+                    arch, FETCH_TIMEOUT_S,
+                )  # fmt: skip
+                if code:
+                    return None, f"the controller could not fetch it: {message.removeprefix('oci pull: ')}"
+                summary = _oci.cached_config(str(local), digest, arch)
+        except (_oci.ImageRefused, OSError, ValueError) as exc:
+            return None, f"the controller's cache refuses it: {exc}"
     return summary, "the registry, through the controller"

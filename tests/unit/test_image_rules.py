@@ -13,15 +13,18 @@ import pytest
 import remote
 from compat import tables
 from compat.build import wanted_build
+from compat.image_config import image_config
 from compat.rules import assess
 from config.settings import load
 from testbed.registry import Registry, ngc_config
+from tests.unit import test_batch
 from tests.unit.test_oci import BASE, IMAGE, TOP
 from tests.unit.test_rules import GPU_OLD, GPU_T4, by_name, fixture, host, py
 
 pytestmark = pytest.mark.unit
 
 oci_pull = remote.load("oci_pull.py")
+local = test_batch.local  # the fixture: a real @local host of a fresh pyinfra state
 PULLED = fixture("image.ImageConfig/pulled")  # an NGC-like config as the host's cache gives it: 22.04, CUDA 12.6
 
 
@@ -123,3 +126,28 @@ def test_the_controller_pulls_the_config_alone_for_the_plan_and_reads_it_from_it
             registry.url, registry.repository, "sha256:" + "0" * 64, cache, "", "amd64", 10
         )
         assert code == 4 and "failed (HTTPError: HTTP Error 404" in message
+
+
+def test_an_image_the_controllers_cache_refuses_for_a_host_is_named_not_raised(local, tmp_path: Path) -> None:
+    """The controller's cache holds the index once one host's plan read it; for a host of an architecture
+    the index has no entry for, the plan says so (as the host's probe does) instead of ending the run."""
+    with Registry() as registry:
+        index, _ = registry.push("24.10-py3", ngc_config(), [BASE, TOP])
+        settings = load(
+            {
+                **IMAGE,
+                "triton_image_digest": index,
+                "triton_image_registry_url": registry.url,
+                "controller_cache_dir": str(tmp_path / "controller"),
+            }
+        )
+        host_cache = str(tmp_path / "host-images")
+        assert image_config(local, settings, host_cache, "x86_64") == (
+            on_base("22.04"),
+            "the registry, through the controller",
+        )
+        summary, why = image_config(local, settings, host_cache, "aarch64")
+        assert summary is None
+        assert why == f"the controller's cache refuses it: the image {index} has no linux/arm64 entry: " + (
+            "pin the digest of a tag built for arm64"
+        )
