@@ -15,7 +15,7 @@ import pytest
 
 import testbed
 from compat import server_unit
-from testbed import TestHost, named_ports, op_results, run_pyinfra, write_inventory
+from testbed import TestHost, named_ports, op_results, run_pyinfra, watch_files, write_inventory
 from testbed.mirror import Mirror
 from testbed.proxy import SOURCE_FOR_LOOPBACK, Proxy
 from tests import tiny_models
@@ -33,10 +33,12 @@ URL_PASSWORD = "pw" + secrets.token_hex(8)
 PROXY_PASSWORD = "proxypw" + secrets.token_hex(8)  # in the proxy URLs (the test proxy ignores it)
 HUB_PASSWORD = "hubpw" + secrets.token_hex(8)  # in hf_endpoint (no hub model here: it is only carried)
 
-# Run as `nobody` while the provision runs: every process's command line, read again and again, for the
-# passwords; it also counts the processes it saw read the network settings (proving it saw the downloads).
+# Run as `nobody` while the provision runs: every process's command line, read every 10 ms, for the
+# passwords (a command that could carry one, a shell running pip or curl, lives far longer; reading without
+# a pause took a core from the run); it also counts the processes it saw read the network settings
+# (proving it saw the downloads).
 PS_WATCHER = r"""
-import os, sys
+import os, sys, time
 needles, stop = [bytes.fromhex(n) for n in sys.argv[1].split(",")], sys.argv[2]  # hex: not itself a hit
 scans, hits, shell = 0, set(), set()
 while not os.path.exists(stop):
@@ -54,36 +56,17 @@ while not os.path.exists(stop):
         for needle in needles:
             if needle in cmd:
                 hits.add(cmd.replace(b"\0", b" ").decode(errors="replace"))
+    time.sleep(0.01)
 for hit in sorted(hits):
     print("HIT", hit, flush=True)
 print("PS_SCANS", scans, "NETWORK_SHELL", len(shell), flush=True)
 """
 
 # Run as `nobody` while the provision runs: reads every file it can under the places an upload or a
-# copy passes through, again and again, and names any that holds the token (or the canary that the
-# test plants world-readable in /tmp, proving the watcher sees such files). Stops when $3 exists.
-WATCHER = r"""
-import os, sys
-token, canary, stop = sys.argv[1].encode(), sys.argv[2].encode(), sys.argv[3]
-roots = ["/tmp", "/var/tmp", "/home", "/dev/shm", "/persist", "/run/user"]
-seen, scans = set(), 0
-while not os.path.exists(stop):
-    scans += 1
-    for root in roots:
-        for d, dirs, files in os.walk(root):
-            for f in files:
-                p = os.path.join(d, f)
-                try:
-                    with open(p, "rb") as fh:
-                        data = fh.read(1 << 20)
-                except OSError:
-                    continue
-                for label, needle in (("TOKEN", token), ("CANARY", canary)):
-                    if needle in data and (label, p) not in seen:
-                        seen.add((label, p))
-                        print(label, p, flush=True)
-print("SCANS", scans, flush=True)
-"""
+# copy passes through, at the start and again whenever one is written (inotify), and names any that holds
+# the token (or the canary that the test plants world-readable in /tmp, proving the watcher sees such
+# files). Stops when its third argument exists.
+WATCHER = Path(watch_files.__file__).read_text()
 
 
 def ssh_ok(vm: TestHost, command: str) -> str:
@@ -176,7 +159,7 @@ def first_run(vm: TestHost, vm_inv: Path, net: tuple[Mirror, Proxy]) -> dict:
         f"nohup runuser -u nobody -- python3 -c '{watcher}' {TOKEN} {CANARY} /run/watch-stop"
         " > /root/watch.out 2>&1 < /dev/null &",
     )
-    wait_for("the watcher found the canary", lambda: "CANARY" in vm.ssh("cat /root/watch.out").stdout, 30)
+    wait_for("the watcher watches", lambda: "WATCHING" in vm.ssh("cat /root/watch.out").stdout, 30)
     ps_watcher = PS_WATCHER.replace("'", "'\\''")
     needles = ",".join(p.encode().hex() for p in (PROXY_PASSWORD, HUB_PASSWORD))
     ssh_ok(
@@ -186,7 +169,7 @@ def first_run(vm: TestHost, vm_inv: Path, net: tuple[Mirror, Proxy]) -> dict:
     )
     res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", "-vvv")
     ssh_ok(vm, "touch /run/watch-stop")
-    wait_for("the watcher finished", lambda: "SCANS" in vm.ssh("cat /root/watch.out").stdout, 60)
+    wait_for("the watcher finished", lambda: "READS" in vm.ssh("cat /root/watch.out").stdout, 60)
     wait_for("the ps watcher finished", lambda: "PS_SCANS" in vm.ssh("cat /root/ps.out").stdout, 60)
     return {
         "res": res,
@@ -257,8 +240,9 @@ def test_provisioned_through_the_proxy_as_a_sudo_user_with_a_systemd_unit(
 
 def test_the_token_was_never_readable_by_another_user(vm: TestHost, first_run: dict) -> None:
     watch = first_run["watch"]
-    scans = int(re.search(r"SCANS (\d+)", watch).group(1))
-    assert scans >= 3 and "CANARY /tmp/canary.txt" in watch, watch  # it looked, and sees readable files
+    reads, events = map(int, re.search(r"READS (\d+) EVENTS (\d+)", watch).groups())
+    assert "CANARY /tmp/canary.txt" in watch, watch  # it sees readable files
+    assert events >= 100 and reads >= 50, watch  # and read what the run wrote, as it wrote it
     assert "TOKEN" not in watch, watch
     assert ssh_ok(vm, "stat -c '%a %U %G' /persist/huggingface/token") == "600 root root"
     assert ssh_ok(vm, "cat /persist/huggingface/token") == TOKEN
