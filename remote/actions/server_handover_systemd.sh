@@ -46,14 +46,16 @@ start)
   [ -n "$new" ] || { echo "systemctl reload $unit_name started no new Triton (journalctl -u $unit_name)" >&2; exit 1; }
   # the unit's processes (the models' code too) write to the journal: the pid is taken only where it is a
   # process of the unit's control group (cgroup v2 "0::PATH", or v1's "N:name=systemd:PATH") that is not its
-  # main process nor a python backend stub. One already gone is kept: the wait says why it exited.
+  # main process nor a python backend stub. One already gone is kept: the wait says why it exited. Its
+  # cgroup is read once: a build that fails at its start may exit between two reads (then nothing is read).
   cgroup=$(systemctl show -p ControlGroup --value "$unit_name")
-  if [ -d "/proc/$new" ]; then
-    if [ "$new" = "$old" ] || grep -q triton_python_backend_stub "/proc/$new/cmdline" 2>/dev/null ||
-      ! sed 's/^[0-9]*:name=systemd:/0::/' "/proc/$new/cgroup" 2>/dev/null | grep -qxF "0::$cgroup"; then
-      echo "pid $new, which the journal names as the new server, is not one in $unit_name: stopped here" >&2
-      exit 1
-    fi
+  groups=$(sed 's/^[0-9]*:name=systemd:/0::/' "/proc/$new/cgroup" 2>/dev/null) || groups=""
+  if [ "$new" = "$old" ] || { [ -n "$groups" ] && {
+    grep -q triton_python_backend_stub "/proc/$new/cmdline" 2>/dev/null ||
+      ! printf '%s\n' "$groups" | grep -qxF "0::$cgroup"
+  }; }; then
+    echo "pid $new, which the journal names as the new server, is not one in $unit_name: stopped here" >&2
+    exit 1
   fi
   echo "$new" > "$run/tritonserver.pid.new"
   echo "started Triton pid $new in $unit_name beside its main process, Triton pid $old" >&2
