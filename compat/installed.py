@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compat import tables
+from compat import disk_needs, tables
 from compat.assessment import HostFacts
 from compat.distro import package_for
 from compat.items import Item, blocker, incompatible, missing, ok
@@ -24,7 +24,7 @@ def _parts(items: list[Item]) -> list[Item]:
 
 
 def _gib(n: int) -> str:
-    return f"{n / tables.GIB:.2f} GiB" if n >= tables.GIB else f"{n / tables.MIB:.0f} MiB"
+    return f"{n / disk_needs.GIB:.2f} GiB" if n >= disk_needs.GIB else f"{n / disk_needs.MIB:.0f} MiB"
 
 
 def check_disk(facts: HostFacts, settings: Settings, torch_variant: str | None, standalone: bool) -> list[Item]:
@@ -41,16 +41,16 @@ def check_disk(facts: HostFacts, settings: Settings, torch_variant: str | None, 
         needs[mount] = (space, entry[1] + amount, [*entry[2], what])
 
     if standalone:
-        need(facts.free_install, tables.DISK_PYTHON_STANDALONE, "standalone Python")
-        need(facts.free_persist, tables.DISK_PYTHON_DOWNLOAD, "download cache")
+        need(facts.free_install, disk_needs.DISK_PYTHON_STANDALONE, "standalone Python")
+        need(facts.free_persist, disk_needs.DISK_PYTHON_DOWNLOAD, "download cache")
     if not installed:
-        need(facts.free_install, tables.DISK_TRITON_INSTALL, "Triton")
-        need(facts.free_persist, tables.DISK_TRITON_DOWNLOAD, "download cache")
+        need(facts.free_install, disk_needs.DISK_TRITON_INSTALL, "Triton")
+        need(facts.free_persist, disk_needs.DISK_TRITON_DOWNLOAD, "download cache")
     if not venv_ready:
-        need(facts.free_venv, tables.DISK_VENV[kind], f"venv ({kind} torch)")
-        need(facts.free_persist, tables.DISK_PIP_CACHE[kind], "pip cache")
+        need(facts.free_venv, disk_needs.DISK_VENV[kind], f"venv ({kind} torch)")
+        need(facts.free_persist, disk_needs.DISK_PIP_CACHE[kind], "pip cache")
         if settings.venv_snapshot:
-            need(facts.free_persist, tables.DISK_VENV_SNAPSHOT[kind], "venv snapshot")
+            need(facts.free_persist, disk_needs.DISK_VENV_SNAPSHOT[kind], "venv snapshot")
     items = []
     for mount, (space, amount, whats) in needs.items():
         if space is None:

@@ -308,6 +308,16 @@ UV_WHEELS: dict[str, tuple[str, str]] = {
 }
 UV_SHA256 = tuple(sha for _, sha in UV_WHEELS.values())
 
+# The pip that downloads a wheelhouse (tasks/wheelhouse.py): the venv's own pip fetches it into the
+# wheelhouse's tools/ folder and installs it from there, --require-hashes both times [pypi-pip:
+# https://pypi.org/simple/pip/, checked 2026-12-06: pip-26.0-py3-none-any.whl and its sha256, Requires-Python
+# >=3.9]. The pip a venv starts with on Debian 12 (23) spends most of a download judging every file its
+# index pages list (cProfile: Wheel.supported): a lock's 43 files (79 MB) from the test bed's PyPI took 9.4 s
+# of CPU with pip 23.2, 4.0 s with 26.0 (BENCHMARKS.md section 25). An older Python keeps its own pip.
+PIP_DOWNLOADER_VERSION = "26.0"
+PIP_DOWNLOADER_SHA256 = "98436feffb9e31bc9339cf369fd55d3331b1580b6a6f1173bacacddcf9c34754"
+PIP_DOWNLOADER_PYTHON = (3, 9)
+
 # Serving defaults where a model's entry does not set them (compat/serving.py), measured on the test
 # host's 2 CPUs with a DistilBERT-base-sized classifier (BENCHMARKS.md, section 8; bench/serving_defaults.py,
 # 2026-12-01): one copy with torch's threads = the CPUs, batches up to 16, served 107 texts/s at
@@ -332,17 +342,3 @@ STUB_PYTHON_MINORS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 # numpy<2 (which the 2.49-2.71 stubs need) has wheels up to Python 3.12: numpy 1.26.4 is the
 # last 1.x release and supports 3.9-3.12 (numpy release notes); 3.13 needs numpy >= 2.1.
 NUMPY_LT2_MAX_PYTHON = "3.12"
-
-# Disk the install needs, in bytes; measured here unless said otherwise.
-MIB = 1024 * 1024
-GIB = 1024 * MIB
-# A standalone CPython [pbs] unpacked under triton_home/python, and its download.
-DISK_PYTHON_STANDALONE = 250 * MIB
-DISK_PYTHON_DOWNLOAD = 60 * MIB
-DISK_TRITON_INSTALL = 300 * MIB  # pytriton 0.7.0 unpacked: 143 MB, twice while switching versions
-DISK_TRITON_DOWNLOAD = 60 * MIB  # the 55 MB wheel in the persistent cache
-DISK_VENV = {"cpu": 2 * GIB, "cuda": 9 * GIB}  # torch CPU ~0.9 GB in a venv; CUDA ~6-7 GB [machine notes]
-DISK_PIP_CACHE = {"cpu": 1 * GIB, "cuda": 5 * GIB}  # downloaded wheels kept on the persistent path
-# A tar of the finished venv on the persistent path (venv_snapshot): the venv's size, measured
-# 1.3 GB for the CPU torch venv here; CUDA torch venvs ~6-7 GB [machine notes].
-DISK_VENV_SNAPSHOT = {"cpu": 3 * GIB // 2, "cuda": 7 * GIB}

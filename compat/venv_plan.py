@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compat.assessment import Decisions
-from compat.tables import UV_SHA256, UV_VERSION
+from compat.tables import (
+    PIP_DOWNLOADER_PYTHON,
+    PIP_DOWNLOADER_SHA256,
+    PIP_DOWNLOADER_VERSION,
+    UV_SHA256,
+    UV_VERSION,
+)
 from config.layout import Layout
 from config.settings import Settings
 
@@ -77,6 +83,23 @@ class VenvPlan:
     def uv_requirement(self) -> str:
         """uv pinned, with the sha256 of each platform's wheel (pip takes the one for this host)."""
         return f"uv=={UV_VERSION} " + " ".join(f"--hash=sha256:{h}" for h in UV_SHA256) + "\n"
+
+    @property
+    def pip_downloader(self) -> str:
+        """The pinned pip's wheel in the wheelhouse's tools/ (tables.PIP_DOWNLOADER_VERSION), installed into
+        the venv that downloads the wheelhouse where its Python runs it; "" where that Python is older."""
+        try:
+            minor = tuple(int(part) for part in self.python_minor.split("."))
+        except ValueError:
+            return ""
+        if not self.wheelhouse or minor < PIP_DOWNLOADER_PYTHON:
+            return ""
+        return f"{self.wheelhouse}/tools/pip-{PIP_DOWNLOADER_VERSION}-py3-none-any.whl"
+
+    @property
+    def pip_downloader_requirement(self) -> str:
+        """The pinned pip with its sha256: the one file pip may fetch for it."""
+        return f"pip=={PIP_DOWNLOADER_VERSION} --hash=sha256:{PIP_DOWNLOADER_SHA256}\n"
 
     @property
     def snapshot_digest(self) -> str:

@@ -22,6 +22,8 @@ PIP_LOCK_TIMEOUT_S = 900
 # One download: its name ("torch", "index", "uv"), its sources (--index-url/--find-links pairs) and
 # what pip is given (requirements, or -r FILE).
 Step = tuple[str, list[str], list[Any]]
+# The steps that fetch a tool into the wheelhouse's tools/ folder (not part of the venv's lock).
+TOOLS = ("uv", "pip")
 
 
 def pip_locked(venv_dir: str) -> list:
@@ -90,6 +92,27 @@ def pip_download(
     )
 
 
+def pinned_pip_installed(plan: VenvPlan, requirement_file: str, pip: str = "") -> StringCommand:
+    """The pinned pip (compat/tables.py PIP_DOWNLOADER_VERSION), from the wheelhouse's tools/ with its hash
+    checked again, into the venv whose pip downloads (the venv while it is fresh, else the pip-only venv): it
+    replaces the pip that venv was made with, for the downloads after it."""
+    return StringCommand(
+        *pip_locked(plan.venv_dir),
+        QuoteString(pip or f"{plan.venv_dir}/bin/pip"),
+        "install",
+        *ONLY_WHEELS,
+        "--disable-pip-version-check",
+        "--quiet",
+        "--no-index",
+        "--no-deps",
+        "--find-links",
+        QuoteString(f"{plan.wheelhouse}/tools"),
+        "--require-hashes",
+        "-r",
+        QuoteString(requirement_file),
+    )
+
+
 def pip_at_once(venv_dir: str, commands: list[StringCommand], remove: list[str]) -> StringCommand:
     """The commands run at once under the venv's pip lock (pip fetches one file at a time: a lock's
     files are known, so its parts need not wait for each other), each waited for; the status is the
@@ -106,12 +129,12 @@ def pip_at_once(venv_dir: str, commands: list[StringCommand], remove: list[str])
 def downloads(plan: VenvPlan, steps: list[Step], at_once: bool = False, pip: str = ""):
     """Each (name, sources, requirements) download, one after the other or (at_once) all at once; where
     a source URL holds a password, its sources go to the host in a root-only pip configuration file
-    (private_upload), removed once pip is done. A step named "uv" downloads into the wheelhouse's
-    tools/ folder (not part of the venv's lock)."""
+    (private_upload), removed once pip is done. A step named "uv" or "pip" (TOOLS) downloads into the
+    wheelhouse's tools/ folder (not part of the venv's lock)."""
     if at_once and len(steps) > 1:
         commands, confs = [], []
         for name, sources, what in steps:
-            dest = f"{plan.wheelhouse}/tools" if name == "uv" else ""
+            dest = f"{plan.wheelhouse}/tools" if name in TOOLS else ""
             conf = f"{plan.wheelhouse}/.pip-{name}.conf" if any(has_credentials(v) for v in sources[1::2]) else ""
             if conf:
                 yield private_upload.upload(conf, pip_config(sources))
@@ -121,7 +144,7 @@ def downloads(plan: VenvPlan, steps: list[Step], at_once: bool = False, pip: str
         yield remote.watched(label, pip_at_once(plan.venv_dir, commands, confs))  # progress shown
         return
     for name, sources, what in steps:
-        dest = f"{plan.wheelhouse}/tools" if name == "uv" else ""
+        dest = f"{plan.wheelhouse}/tools" if name in TOOLS else ""
         if any(has_credentials(v) for v in sources[1::2]):
             conf = f"{plan.wheelhouse}/.pip-{name}.conf"
             yield private_upload.upload(conf, pip_config(sources))

@@ -16,7 +16,7 @@ from compat.venv_state import fresh, wheels_at_hand
 from facts.digests import FileDigests
 from facts.venv import VenvPackages
 from tasks import controller_downloads, private_upload
-from tasks.pip_commands import Step, downloads, index_sources, torch_sources
+from tasks.pip_commands import Step, downloads, index_sources, pinned_pip_installed, torch_sources
 
 # The parts a lock's files (but torch's) are downloaded in, at once: pip fetches one file at a time.
 DOWNLOAD_PARTS = 3
@@ -84,6 +84,13 @@ def filled(plan: VenvPlan):
         pip_venv = f"{plan.venv_dir}.pip"
         yield remote.shell("venv_create.sh", plan.python, pip_venv)
         pip = f"{pip_venv}/bin/pip"
+    if plan.pip_downloader:  # first the pinned pip, which then downloads the rest
+        pip_req = f"{plan.wheelhouse}/tools/pip.requirements"
+        yield StringCommand("mkdir", "-p", QuoteString(f"{plan.wheelhouse}/tools"))
+        yield private_upload.put(pip_req, plan.pip_downloader_requirement.encode(), "644")
+        only_pip = ["--no-deps", "--require-hashes", "-r", QuoteString(pip_req)]
+        yield from downloads(plan, [("pip", index_sources(plan), only_pip)], pip=pip)
+        yield pinned_pip_installed(plan, pip_req, pip)
     torch = plan.requirements.get("torch")
     uv_step: Step | None = None
     steps: list[Step] = []

@@ -13,6 +13,7 @@ import tritonclient.grpc as tgrpc
 import tritonclient.http as thttp
 
 import testbed
+from compat.tables import PIP_DOWNLOADER_SHA256, PIP_DOWNLOADER_VERSION
 from testbed import (
     TestHost,
     host_index,
@@ -82,6 +83,11 @@ def test_cold_provision_serves_and_a_second_run_changes_nothing(host: TestHost, 
     assert first["Triton server running, ready and proven"]["success"] == 1
     assert_serves(host)
     assert any(p.startswith("/pytriton/") for _, p, _ in mirror.requests())
+    # the wheelhouse was downloaded by the pinned pip, fetched first from the index and checked by its sha256
+    pip_wheel = f"pip-{PIP_DOWNLOADER_VERSION}-py3-none-any.whl"
+    pips = host.ssh("sha256sum /persist/wheels/*/tools/pip-*.whl").stdout.split()
+    assert pips[0] == PIP_DOWNLOADER_SHA256 and pips[1].endswith(f"/tools/{pip_wheel}"), pips
+    assert any(p.endswith(f"/{pip_wheel}") for _, p, _ in mirror.requests())
     # the server's user was made here, and recorded: no home made for it
     assert host.ssh("cat /etc/triton-provisioner/made-users").stdout == "triton-server\n"
     assert host.ssh("test -e /nonexistent", check=False).returncode != 0

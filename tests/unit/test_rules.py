@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from compat import tables
+from compat import disk_needs, tables
 from compat.rules import HostFacts, assess, package_for
 from config.settings import SettingsError, load
 
@@ -49,8 +49,8 @@ def space(free_gib: float, mount: str = "/") -> dict:
     return {
         "existing": mount,
         "mount": mount,
-        "free_bytes": int(free_gib * tables.GIB),
-        "total_bytes": 100 * tables.GIB,
+        "free_bytes": int(free_gib * disk_needs.GIB),
+        "total_bytes": 100 * disk_needs.GIB,
     }
 
 

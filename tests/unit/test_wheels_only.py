@@ -64,3 +64,12 @@ def test_a_pin_with_only_an_sdist_is_refused_by_name_and_its_build_never_runs(tm
     assert res.returncode != 0
     assert "wheels (index): evil-pkg==1.0 has no wheel for this host's Python and platform" in res.stderr
     assert not list(dest.glob("*.tar.gz"))
+
+
+def test_the_pinned_pip_downloads_where_the_venvs_python_runs_it() -> None:
+    """pip 26.0 runs on Python 3.9+ (its Requires-Python): an older venv's Python downloads with its own pip."""
+    got = {
+        minor: VenvPlan(venv_dir="/v", python="/p", python_minor=minor, requirements={}, wheelhouse="/w").pip_downloader
+        for minor in ("3.8", "3.9", "3.13", "")
+    }
+    assert got == {"3.8": "", "3.9": "/w/tools/pip-26.0-py3-none-any.whl", "3.13": got["3.9"], "": ""}
