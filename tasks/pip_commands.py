@@ -92,10 +92,10 @@ def pip_download(
     )
 
 
-def pinned_pip_installed(plan: VenvPlan, requirement_file: str, pip: str = "") -> StringCommand:
+def pinned_pip_installed(plan: VenvPlan, what: list[Any], pip: str = "") -> StringCommand:
     """The pinned pip (compat/tables.py PIP_DOWNLOADER_VERSION), from the wheelhouse's tools/ with its hash
-    checked again, into the venv whose pip downloads (the venv while it is fresh, else the pip-only venv): it
-    replaces the pip that venv was made with, for the downloads after it."""
+    checked again (what: its download step's arguments), into the venv whose pip downloads (the venv while it
+    is fresh, else the pip-only venv): it replaces the pip that venv was made with, for the downloads after it."""
     return StringCommand(
         *pip_locked(plan.venv_dir),
         QuoteString(pip or f"{plan.venv_dir}/bin/pip"),
@@ -104,12 +104,9 @@ def pinned_pip_installed(plan: VenvPlan, requirement_file: str, pip: str = "") -
         "--disable-pip-version-check",
         "--quiet",
         "--no-index",
-        "--no-deps",
         "--find-links",
         QuoteString(f"{plan.wheelhouse}/tools"),
-        "--require-hashes",
-        "-r",
-        QuoteString(requirement_file),
+        *what,
     )
 
 

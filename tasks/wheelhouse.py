@@ -4,7 +4,9 @@ A first lock is checked against what the index publishes and kept on the control
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from functools import partial
+from typing import Any
 
 from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
@@ -63,6 +65,15 @@ def _relayed(plan: VenvPlan):
     yield private_upload.put(plan.lock_file, plan.lock.encode(), "644")
 
 
+def _tool_step(plan: VenvPlan, name: str, requirement: str) -> Generator[Any, Any, Step]:
+    """tools/NAME.requirements on the host (a tool pinned by the sha256 of its wheel, beside, not in, the
+    venv's lock); returns the download step that fetches exactly that file into tools/."""
+    path = f"{plan.wheelhouse}/tools/{name}.requirements"
+    yield StringCommand("mkdir", "-p", QuoteString(f"{plan.wheelhouse}/tools"))
+    yield private_upload.put(path, requirement.encode(), "644")
+    return name, index_sources(plan), ["--no-deps", "--require-hashes", "-r", QuoteString(path)]
+
+
 @operation()
 def filled(plan: VenvPlan):
     """Every file the venv needs is in the wheelhouse with its sha256 recorded (requirements.lock),
@@ -85,21 +96,14 @@ def filled(plan: VenvPlan):
         yield remote.shell("venv_create.sh", plan.python, pip_venv)
         pip = f"{pip_venv}/bin/pip"
     if plan.pip_downloader:  # first the pinned pip, which then downloads the rest
-        pip_req = f"{plan.wheelhouse}/tools/pip.requirements"
-        yield StringCommand("mkdir", "-p", QuoteString(f"{plan.wheelhouse}/tools"))
-        yield private_upload.put(pip_req, plan.pip_downloader_requirement.encode(), "644")
-        only_pip = ["--no-deps", "--require-hashes", "-r", QuoteString(pip_req)]
-        yield from downloads(plan, [("pip", index_sources(plan), only_pip)], pip=pip)
-        yield pinned_pip_installed(plan, pip_req, pip)
+        pip_step = yield from _tool_step(plan, "pip", plan.pip_downloader_requirement)
+        yield from downloads(plan, [pip_step], pip=pip)
+        yield pinned_pip_installed(plan, pip_step[2], pip)
     torch = plan.requirements.get("torch")
     uv_step: Step | None = None
     steps: list[Step] = []
-    if plan.installer == "uv":  # the installer's own wheel, pinned by hash, beside (not in) the venv's lock
-        uv_req = f"{plan.wheelhouse}/tools/uv.requirements"
-        yield StringCommand("mkdir", "-p", QuoteString(f"{plan.wheelhouse}/tools"))
-        yield private_upload.put(uv_req, plan.uv_requirement.encode(), "644")
-        only = ["--no-deps", "--require-hashes", "-r", QuoteString(uv_req)]
-        uv_step = ("uv", index_sources(plan), only)
+    if plan.installer == "uv":  # the installer's own wheel
+        uv_step = yield from _tool_step(plan, "uv", plan.uv_requirement)
     if plan.lock:
         # every file is known: torch, the rest in parts, and uv, downloaded at once
         lock = plan.lock_file
