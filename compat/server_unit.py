@@ -74,11 +74,14 @@ def server_launcher(layout: Layout) -> str:
     restricted = f"model-repository:{MODEL_CONTROL_HEADER}=$key"
     # the server's own Python bytecode, kept where its user may write (never in root's environment)
     bytecode = f"export PYTHONPYCACHEPREFIX={shlex.quote(layout.python_bytecode)}\n" if layout.python_bytecode else ""
+    policy = layout.settings.triton_omp_wait_policy  # the stubs' OpenMP threads: sleep, not spin, between requests
+    threads = f"export OMP_WAIT_POLICY={policy.upper()}\n" if policy else ""
     return (
         "#!/bin/sh\n# triton-provisioner: tritonserver with Triton's environment, its model load and unload\n"
         "# answering only requests that carry the model-control key\n"
         f". {shlex.quote(layout.home + '/env.sh')}\n"
         + bytecode
+        + threads
         + f'key=$(cat {shlex.quote(layout.model_control_key)}) && [ -n "$key" ] ||\n'
         "  { echo 'no model-control key: run deploy/serve.py' >&2; exit 1; }\n"
         f'exec tritonserver "$@" "--http-restricted-api={restricted}" "--grpc-restricted-protocol={restricted}"\n'

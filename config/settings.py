@@ -82,6 +82,7 @@ class Settings:
     triton_upgrade: str
     triton_metrics_handover_port: int
     triton_model_load_threads: int
+    triton_omp_wait_policy: str
     venv_snapshot: bool
     venv_snapshot_compression: str
     venv_installer: str

@@ -35,11 +35,12 @@ def links(
 
 
 def wanted_hash(settings: Settings, layout: Layout, decisions: Decisions) -> str:
-    """What the server process runs (its arguments, user and log watcher, the Triton install, the venv's
-    Python), as one hash: a change restarts it. The models and the venv are reloaded instead
-    (model_digests)."""
+    """What the server process runs (its arguments, user, log watcher and OpenMP wait policy, the Triton
+    install, the venv's Python), as one hash: a change restarts it. The models and the venv are reloaded
+    instead (model_digests)."""
     server = server_plan(settings, layout)
     run_as = [*server.args, f"user={server.user}", *server.log_watch]
+    run_as.append(f"omp_wait_policy={settings.triton_omp_wait_policy}")  # the stubs inherit it from the server
     return server_unit.server_hash(
         run_as, installed_dir(layout, decisions), decisions.python or "", decisions.libpython_dir or ""
     )

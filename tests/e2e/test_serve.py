@@ -239,6 +239,19 @@ def test_the_server_and_its_stubs_run_as_the_server_user_who_cannot_write_etc(se
     assert planted.returncode != 0 and "Permission denied" in planted.stderr
 
 
+def test_every_stub_runs_with_openmp_threads_that_sleep_between_requests(served_host: dict) -> None:
+    """The server's launcher sets OMP_WAIT_POLICY=PASSIVE and each model's stub inherits it: torch's idle
+    threads sleep instead of spinning a core each (triton_omp_wait_policy; BENCHMARKS.md section 26)."""
+    host = served_host["host"]
+    stubs = host.ssh("pgrep -f '^[^ ]*/triton_python_backend_stub '").stdout.split()
+    policies = {
+        host.ssh(f"tr '\\0' '\\n' < /proc/{p}/environ | grep '^OMP_WAIT_POLICY='", check=False).stdout.strip()
+        for p in stubs
+    }
+    assert len(stubs) >= 3 and policies == {"OMP_WAIT_POLICY=PASSIVE"}, (stubs, policies)
+    assert "OMP_WAIT_POLICY" not in host.ssh("bash -lc env").stdout  # root's login shells: not set there
+
+
 EVIL_MODEL = """import triton_python_backend_utils as pb_utils
 
 

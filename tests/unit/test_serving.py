@@ -18,7 +18,7 @@ from config.models import parse_models
 from config.settings import SettingsError, load
 from facts.memory import ModelMemory, ModelMemoryData
 from facts.server import parse_loaded
-from tasks import model_control, models
+from tasks import model_control, models, serve_models
 from tasks.environment import env_script
 from tasks.triton_install import version_dir_name
 
@@ -392,6 +392,24 @@ def test_the_server_starts_in_explicit_mode_with_every_model_and_the_api_key_com
     assert as_root.python_bytecode == "" and "PYTHONPYCACHEPREFIX" not in server_unit.server_launcher(as_root)
     assert '"--http-restricted-api=model-repository:triton-model-control=$key"' in text
     assert '"--grpc-restricted-protocol=model-repository:triton-model-control=$key"' in text
+
+
+def test_the_stubs_openmp_threads_sleep_between_requests_and_a_change_of_policy_restarts_the_server() -> None:
+    """The server's launcher sets OMP_WAIT_POLICY (the stubs inherit it; root's shells never see it), and the
+    server's hash holds the policy, so that a change restarts what runs with the old one."""
+    from tests.unit.test_preflight import DECISIONS
+
+    hashes = set()
+    for policy, line in (("passive", "PASSIVE"), ("active", "ACTIVE"), ("", None)):
+        s = settings(triton_omp_wait_policy=policy)
+        layout = Layout(s)
+        exports = [x for x in server_unit.server_launcher(layout).splitlines() if x.startswith("export OMP_")]
+        assert exports == ([f"export OMP_WAIT_POLICY={line}"] if line else [])
+        assert "OMP_" not in env_script(layout, None)
+        hashes.add(serve_models.wanted_hash(s, layout, DECISIONS))
+    assert len(hashes) == 3
+    with pytest.raises(SettingsError, match="triton_omp_wait_policy = 'spin': must be one of passive, active, "):
+        settings(triton_omp_wait_policy="spin")
 
 
 def test_server_binds_loopback_by_default() -> None:
