@@ -115,17 +115,19 @@ def pct(values: list[float], q: float) -> float:
 @contextmanager
 def serving_host(
     prefix: str, entries: Callable[[Path], list[dict]]
-) -> Iterator[tuple[TestHost, int, subprocess.CompletedProcess]]:
+) -> Iterator[tuple[TestHost, int, subprocess.CompletedProcess, Path]]:
     """A test host provisioned from the local mirror with the DistilBERT-base-sized classifier under the
-    model entries `entries(model_dir)` gives: (host, its HTTP port, the provision's result); down after."""
+    model entries `entries(model_dir)` gives: (host, its HTTP port, the provision's result, its inventory);
+    down after."""
     with tempfile.TemporaryDirectory() as tmp_dir, Mirror(Path(tmp_dir) / "files") as mirror:
         tmp = Path(tmp_dir)
         model_dir = tiny_models.make("small-classifier", tmp / "small-clf")
         host = TestHost(testbed.up(1, prefix=prefix)[0])
         try:
             settings = {**mirror_settings(mirror), "models": entries(model_dir)}
-            _, res = pyinfra(inventory(tmp / "inv.py", [host], settings, tmp), "deploy/provision.py")
-            yield host, triton_ports(host_index(host.name))["triton_http_port"], res
+            inv = inventory(tmp / "inv.py", [host], settings, tmp)
+            _, res = pyinfra(inv, "deploy/provision.py")
+            yield host, triton_ports(host_index(host.name))["triton_http_port"], res, inv
         finally:
             testbed.down()
 
@@ -167,7 +169,7 @@ def main() -> int:
         {"name": "clf_nb", "dynamic_batching": False},
     ]
     with serving_host("serve", lambda model_dir: [{**e, "source": f"path:{model_dir}"} for e in entries]) as served:
-        host, port, _ = served
+        host, port, _, _ = served
         for run in range(1, args.runs + 1):
             ceiling.append(in_process(host, "path:/persist/models/clf_db", args.seconds))
             measure_round(port, MODELS.values(), CONCURRENCY, args.seconds, figures)

@@ -55,7 +55,7 @@ def main() -> int:
     args = parser.parse_args()
     ceiling: dict[int, list[float]] = {8: [], 16: []}
     figures: Figures = {}
-    with serving_host("servd", entries) as (host, port, res):
+    with serving_host("servd", entries) as (host, port, res, _):
         plan = [line for line in res.stdout.splitlines() if "instance(s) x" in line]
         for run in range(1, args.runs + 1):
             for batch in ceiling:
