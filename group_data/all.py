@@ -168,10 +168,11 @@ triton_metrics_handover_port = 0
 # model-control.key). How many models Triton loads at once, at a start and at a change:
 triton_model_load_threads = 4
 # How the models' idle OpenMP threads wait (torch on CPU, in each model's stub; set in the server's
-# environment, which the stubs inherit). "passive": they sleep until there is work. "active": they spin,
-# a core each, for a few microseconds less per operation. "" = the library's own default: GNU OpenMP
-# spins 300,000 times after each parallel part. On 2 CPUs a small classifier took 16 ms of CPU per
-# request that way and 3.4 ms passive (BENCHMARKS.md section 26). A change restarts the server.
+# environment, which the stubs inherit). "passive": they sleep until there is work. "active": they spin
+# between operations, a core each for good. "" = the library's own default: GNU OpenMP spins 300,000
+# times after each parallel part. On 2 CPUs a small classifier's request took 15 ms of the stub's CPU
+# that way, 66 ms active and 4 ms passive, which answered soonest too (BENCHMARKS.md section 26). A
+# change restarts the server.
 triton_omp_wait_policy = "passive"
 
 # --- Network ----------------------------------------------------------------------------
