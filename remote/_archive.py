@@ -73,7 +73,6 @@ def extract_tar(archive, dest, strip=0, top=None, keep=None, leave_out=None):
     inside it; the others and the layer's whiteouts (apply_layer applies them) are left out. leave_out(rel):
     True for a member not wanted (a backend no model uses)."""
     dest = _os.path.realpath(dest)
-    links = []
     source = {"fileobj": archive} if hasattr(archive, "read") else {"name": archive}
 
     def name_of(member_name):
@@ -100,7 +99,6 @@ def extract_tar(archive, dest, strip=0, top=None, keep=None, leave_out=None):
             if m.issym():
                 if _os.path.isabs(m.linkname) or not _inside(dest, _os.path.join(_os.path.dirname(target), m.linkname)):
                     raise UnsafeArchive(f"{m.name!r} links to {m.linkname!r}, outside the destination")
-                links.append(target)
             if m.islnk():
                 try:
                     source = name_of(m.linkname)
@@ -123,9 +121,21 @@ def extract_tar(archive, dest, strip=0, top=None, keep=None, leave_out=None):
                 else:
                     _os.unlink(target)
             tar.extract(m, dest, set_attrs=True, numeric_owner=True, **_TRUSTED)
-    for link in links:  # a chain of links that are each inside can still end outside: check the result
-        if not _inside(dest, link):
-            raise UnsafeArchive(f"{_os.path.relpath(link, dest)!r} resolves to {_os.path.realpath(link)!r}")
+    links_inside(dest)  # a chain of links each inside can end outside, an earlier layer's too: check them all
+
+
+def links_inside(dest):
+    """Refuse a tree (dest, real) any of whose symlinks resolves outside it. Checked on the whole tree, not on
+    one archive's links: a later image layer can turn the folders an earlier layer's link climbs through into
+    links of their own (lib/d1 -> .), moving where that link points without itself pointing outside."""
+    for root, dirs, files in _os.walk(dest):  # never into a linked folder: os.walk lists it among dirs only
+        for name in dirs + files:
+            path = _os.path.join(root, name)
+            if _os.path.islink(path) and not _inside(dest, path):
+                raise UnsafeArchive(
+                    f"{_os.path.relpath(path, dest)!r} links to {_os.readlink(path)!r} and resolves to "
+                    f"{_os.path.realpath(path)!r}, outside the destination"
+                )
 
 
 # OCI image layers (the image spec's layer.md, "Whiteouts"): a member .wh.NAME deletes NAME of the
@@ -162,13 +172,18 @@ def apply_layer(layer, dest, keep, leave_out=None, seen=None):
             if not parts or not parts[-1].startswith(WHITEOUT):
                 continue
             opaque = parts[-1] == OPAQUE
+            if not opaque and parts[-1][len(WHITEOUT) :] in ("", ".", ".."):  # `.wh...` would hide the folder above
+                raise UnsafeArchive(f"the whiteout {m.name!r} names no file ({parts[-1][len(WHITEOUT) :]!r})")
             hidden = parts[:-1] if opaque else [*parts[:-1], parts[-1][len(WHITEOUT) :]]
             if hidden == keep[: len(hidden)]:  # the kept folder or a folder above it
                 _empty(dest)
             elif hidden[: len(keep)] == keep:
                 rel = "/".join(hidden[len(keep) :])
                 _no_link_on_the_way(dest, rel + "/x" if opaque else rel)
-                (_empty if opaque else _remove)(_os.path.join(dest, rel))
+                gone = _os.path.normpath(_os.path.join(dest, rel))
+                if not gone.startswith(dest + _os.sep):
+                    raise UnsafeArchive(f"the whiteout {m.name!r} would remove {gone!r}, outside the destination")
+                (_empty if opaque else _remove)(gone)
     layer.seek(0)
     extract_tar(layer, dest, keep=keep, leave_out=leave_out)
 
@@ -192,10 +207,61 @@ def wheel_layout_name(name):
     return None
 
 
+_NOFOLLOW = getattr(_os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(_os, "O_DIRECTORY", 0)
+
+
+def _open_folder(name, dir_fd, create):
+    """A real folder (never a link to one) opened as a descriptor: made (0755) where create and it is absent."""
+    try:
+        return _os.open(name, _os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=dir_fd)
+    except FileNotFoundError:
+        if not create:
+            raise
+        _os.mkdir(name, 0o755, dir_fd=dir_fd)
+        return _os.open(name, _os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=dir_fd)
+    except OSError as exc:  # ELOOP or ENOTDIR: a link or a file where a folder must be
+        raise UnsafeArchive(f"{name!r} is not a real folder (a link?): nothing is written through it") from exc
+
+
+def write_inside(tree, rel, src, mode=0o644):
+    """A new file at tree/rel (rel: "a/b/name") with src's bytes (bytes, or a file object read to its end),
+    written without following a link anywhere: each folder on the way opened as a real folder (made where
+    absent), whatever stands at the name unlinked (never followed), the file made anew (O_EXCL|O_NOFOLLOW).
+    The unpackers write through it into a tree an archive has filled; returns the bytes written."""
+    parts = [p for p in rel.split("/") if p]
+    if not parts or any(p in (".", "..") for p in parts):
+        raise UnsafeArchive(f"{rel!r} is not a path inside the tree")
+    fd = _os.open(tree, _os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
+    try:
+        for part in parts[:-1]:
+            inner = _open_folder(part, fd, create=True)
+            _os.close(fd)
+            fd = inner
+        try:
+            if _stat.S_ISDIR(_os.stat(parts[-1], dir_fd=fd, follow_symlinks=False).st_mode):
+                raise UnsafeArchive(f"{rel!r} is a folder in the tree, not a file")
+            _os.unlink(parts[-1], dir_fd=fd)
+        except FileNotFoundError:
+            pass
+        out_fd = _os.open(parts[-1], _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL | _NOFOLLOW, mode, dir_fd=fd)
+    finally:
+        _os.close(fd)
+    written = 0
+    with _os.fdopen(out_fd, "wb") as out:
+        _os.fchmod(out.fileno(), mode)  # whatever the umask
+        if isinstance(src, bytes):
+            out.write(src)
+            return len(src)
+        for chunk in iter(lambda: src.read(1 << 20), b""):
+            out.write(chunk)
+            written += len(chunk)
+    return written
+
+
 def finish(tmp, dest, manifest):
     """The unpackers' last step: the manifest (.provisioner, key=value lines) written into the finished
-    tree, then the tree renamed into place over any earlier one."""
-    with open(_os.path.join(tmp, ".provisioner"), "w") as f:
-        f.write("".join(f"{key}={value}\n" for key, value in manifest.items()))
+    tree (never through a link), then the tree renamed into place over any earlier one."""
+    write_inside(tmp, ".provisioner", "".join(f"{key}={value}\n" for key, value in manifest.items()).encode())
     _shutil.rmtree(dest, ignore_errors=True)
     _os.rename(tmp, dest)

@@ -136,16 +136,3 @@ def wanted(tree, host_has):
 def printable(text):
     """An image's path as a line may print it: each character a terminal would act on shown as '?'."""
     return "".join(c if c.isprintable() else "?" for c in text)
-
-
-def write_library(src, size, dest):
-    """A carried library's bytes from src (a layer member's file object) to dest, a new file (never through
-    a link, never over one), root's, 0755."""
-    fd = _os.open(dest, _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL | getattr(_os, "O_NOFOLLOW", 0), 0o755)
-    with _os.fdopen(fd, "wb") as out:
-        copied = 0
-        for chunk in iter(lambda: src.read(1 << 20), b""):
-            out.write(chunk)
-            copied += len(chunk)
-    if copied != size:
-        raise OSError(f"{dest}: {copied} bytes of {size}")

@@ -27,9 +27,11 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+import zlib
 
-from _archive import UnsafeArchive, apply_layer, extract_tar, finish, wheel_layout_name, zip_target
-from _image_libs import find_in_image, host_sonames, index_layer, printable, wanted, write_library
+from _archive import UnsafeArchive, apply_layer, extract_tar, finish, links_inside, wheel_layout_name, write_inside
+from _archive import zip_target
+from _image_libs import find_in_image, host_sonames, index_layer, printable, wanted
 from _oci import ImageRefused, blob_path, cached_document, host_arch, resolve
 
 
@@ -78,6 +80,10 @@ def unpack_tarball(archive, tmp: str, strip: int) -> str:
     return triton_version(tmp)
 
 
+# What a cut-short or corrupt tar or gzip stream raises (tarfile, gzip's EOFError, zlib's error).
+UNREADABLE = (tarfile.TarError, EOFError, zlib.error)
+
+
 def checked_layer(cache: str, layer: dict, tmp: str):
     """A private copy of a cached layer, its sha256 checked against its digest (a layer changed in the cache
     is removed, so that the next pull fetches it again)."""
@@ -112,7 +118,10 @@ def unpack_image(cache: str, digest: str, tmp: str, backends: str = "") -> tuple
     for number, layer in enumerate(layers):
         members: list = []
         with checked_layer(cache, layer, tmp) as copy:
-            apply_layer(copy, tmp, ["opt", "tritonserver"], leave_out, members.append)
+            try:
+                apply_layer(copy, tmp, ["opt", "tritonserver"], leave_out, members.append)
+            except UNREADABLE as exc:  # its digest is right: the image was pushed so (umoci 0.4.7's `insert`)
+                raise UnsafeArchive(f"the layer {layer['digest']} cannot be read as a tar ({exc})") from None
         index_layer(members, number, index)
     return triton_version(tmp), carry_libraries(cache, layers, index, tmp)
 
@@ -125,7 +134,6 @@ def carry_libraries(cache: str, layers: list, index: dict, tmp: str) -> list:
     if host_has is None:
         return []
     carried: list = []
-    os.makedirs(os.path.join(tmp, "lib"), exist_ok=True)
     for _ in range(8):  # the libraries those link, found once the first are there
         picks = {soname: found for soname in wanted(tmp, host_has) if (found := find_in_image(index, soname))}
         if not picks:
@@ -138,7 +146,8 @@ def carry_libraries(cache: str, layers: list, index: dict, tmp: str) -> list:
             with checked_layer(cache, layers[number], tmp) as copy, tarfile.open(fileobj=copy) as tar:
                 for m in tar:
                     for soname in by_layer[number].get(m.name, []):
-                        write_library(tar.extractfile(m), m.size, os.path.join(tmp, "lib", soname))
+                        if write_inside(tmp, f"lib/{soname}", tar.extractfile(m), 0o755) != m.size:
+                            raise UnsafeArchive(f"the layer's {printable(m.name)!r} is shorter than it says")
         carried += [f"{soname}=/{printable(path)}" for soname, (path, _) in sorted(picks.items())]
     return carried
 
@@ -152,6 +161,13 @@ def stub_python_of(path: str) -> str:
     with open(path, "rb") as f:
         m = STUB_LIBPYTHON.search(f.read())
     return f"3.{m.group(1).decode()}" if m else ""
+
+
+def refused(tmp: str, what: str, exc: Exception, code: int = 8) -> int:
+    """The half-made tree removed and the refusal said: nothing installed or switched; returns code."""
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(f"unpack: {what} is refused: {exc}. Nothing was installed or switched.", file=sys.stderr)
+    return code
 
 
 def main(
@@ -173,12 +189,7 @@ def main(
             found, carried = unpack_image(archive, "sha256:" + sha256, tmp, backends)
             version = found or version
         except (ImageRefused, UnsafeArchive, OSError) as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
-            print(
-                f"unpack: the image sha256:{sha256} is refused: {exc}. Nothing was installed or switched.",
-                file=sys.stderr,
-            )
-            return exc.code if isinstance(exc, ImageRefused) else 8
+            return refused(tmp, f"the image sha256:{sha256}", exc, exc.code if isinstance(exc, ImageRefused) else 8)
         if carried:
             print(f"unpack: carried from the image: {', '.join(carried)}", file=sys.stderr)
         extra = {"carried": ",".join(c.split("=")[0] for c in carried)} if carried else {}
@@ -198,9 +209,9 @@ def main(
         else:
             version = unpack_tarball(copy, tmp, int(strip)) or version
     except UnsafeArchive as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        print(f"unpack: {archive} is refused: {exc}. Nothing was installed or switched.", file=sys.stderr)
-        return 8
+        return refused(tmp, archive, exc)
+    except (*UNREADABLE, zipfile.BadZipFile) as exc:
+        return refused(tmp, archive, f"it cannot be read as an archive ({exc})")
     finally:
         copy.close()
     return finish_install(source, archive, dest, tmp, stub_python, sha256, version, fixes)
@@ -248,7 +259,12 @@ def finish_install(
     extra=None,
 ) -> int:
     """The unpacked tree checked (a server, the stub of stub_python), its manifest written (with extra's
-    keys: the libraries carried from an image), renamed to dest."""
+    keys: the libraries carried from an image), renamed to dest. Every write here opens without following a
+    link (write_inside), and no link of the tree resolves outside it (links_inside)."""
+    try:
+        links_inside(tmp)
+    except UnsafeArchive as exc:
+        return refused(tmp, archive, exc)
     if not os.path.isfile(os.path.join(tmp, "bin", "tritonserver")):
         shutil.rmtree(tmp)
         where = (
@@ -271,7 +287,11 @@ def finish_install(
     stub_dst = os.path.join(tmp, "backends", "python", "triton_python_backend_stub")
     stub_src = os.path.join(tmp, "python_backend_stubs", stub_python, "triton_python_backend_stub")
     if os.path.isfile(stub_src):
-        shutil.copy2(stub_src, stub_dst)
+        try:
+            with open(stub_src, "rb") as src:  # inside the tree (links_inside); the copy is written through no link
+                write_inside(tmp, "backends/python/triton_python_backend_stub", src, 0o755)
+        except UnsafeArchive as exc:
+            return refused(tmp, archive, exc)
     elif not os.path.isfile(stub_dst):
         shutil.rmtree(tmp)
         print(f"unpack: {archive} has no python backend stub for Python {stub_python}", file=sys.stderr)
@@ -287,8 +307,7 @@ def finish_install(
         )
         return 7
     if version:
-        with open(os.path.join(tmp, "TRITON_VERSION"), "w") as f:
-            f.write(version + "\n")
+        write_inside(tmp, "TRITON_VERSION", (version + "\n").encode())
     manifest = {"source": source, "sha256": sha256, "stub_python": stub_python, "stub_linked": linked}
     finish(tmp, dest, {**manifest, **({"backends": backends} if backends else {}), **(extra or {})})
     print(f"unpack: Triton {version or '(version unknown)'} in {dest}, stub for Python {stub_python}", file=sys.stderr)

@@ -235,6 +235,80 @@ def test_a_hostile_layer_is_refused(members: list, refusal: str, tmp_path: Path)
     assert outside.exists()
 
 
+def test_a_link_that_a_later_layer_turns_outside_is_refused_and_nothing_is_written_through_it(
+    registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The review's image: layer 1's backends/python climbs through lib/d1..d4 (inside while they do not exist),
+    layer 2 makes each of them a link to `.` (inside on its own): the stub's copy would land in etc/cron.d."""
+    cron = b"* * * * * root id > /tmp/pwned-by-image\n"
+    first = layer(
+        ("opt/tritonserver/bin/tritonserver", b"server"),
+        ("opt/tritonserver/backends/python", "->../lib/d1/d2/d3/d4/../../../../../etc/cron.d"),
+        ("opt/tritonserver/python_backend_stubs/3.11/triton_python_backend_stub", cron),
+    )
+    second = layer(*((f"opt/tritonserver/lib/{d}", "->.") for d in ("d1", "d2", "d3", "d4")))
+    index, _ = registry.push("25.01-py3", CONFIG, [first, second])
+    cache, dest = tmp_path / "cache", tmp_path / "x" / "y" / "z" / "build"  # lib/ then five folders up: tmp_path
+    dest.parent.mkdir(parents=True)
+    (tmp_path / "etc" / "cron.d").mkdir(parents=True)
+    assert pull(registry, index, cache) == 0
+    assert unpack(cache, index, dest) == 8
+    assert "'backends/python' links to" in capsys.readouterr().err
+    assert list((tmp_path / "etc" / "cron.d").iterdir()) == []
+    assert not dest.exists() and not Path(f"{dest}.tmp").exists()
+
+
+@pytest.mark.parametrize("name", [".wh...", ".wh..", ".wh."])
+def test_a_whiteout_that_names_no_file_is_refused_and_nothing_beside_the_install_is_removed(
+    name: str, tmp_path: Path
+) -> None:
+    versions = tmp_path / "versions"
+    (versions / "serving-build").mkdir(parents=True)
+    (versions / "serving-build" / "bin").mkdir()
+    dest = versions / "new-build.tmp"
+    dest.mkdir()
+    keep = ["opt", "tritonserver"]
+    archive.apply_layer(io.BytesIO(BASE), str(dest), keep)
+    with pytest.raises(archive.UnsafeArchive, match="names no file"):
+        archive.apply_layer(io.BytesIO(layer((f"opt/tritonserver/{name}", b""))), str(dest), keep)
+    assert (versions / "serving-build" / "bin").is_dir() and (dest / "bin" / "tritonserver").exists()
+
+
+def test_the_unpack_writes_nothing_through_a_link_inside_the_tree(tmp_path: Path) -> None:
+    """A tree whose links all stay inside still has its own writes (the stub's copy, TRITON_VERSION, the
+    manifest) refused through a link: a link named TRITON_VERSION is replaced, never followed."""
+    tree_dir = tmp_path / "t"
+    (tree_dir / "real").mkdir(parents=True)
+    (tree_dir / "real" / "kept").write_bytes(b"kept")
+    (tree_dir / "TRITON_VERSION").symlink_to("real/kept")
+    (tree_dir / "backends").symlink_to("real")
+    assert archive.write_inside(str(tree_dir), "TRITON_VERSION", b"2.51.0\n") == 7
+    assert (tree_dir / "real" / "kept").read_bytes() == b"kept" and not (tree_dir / "TRITON_VERSION").is_symlink()
+    with pytest.raises(archive.UnsafeArchive, match="not a real folder"):
+        archive.write_inside(str(tree_dir), "backends/python/stub", b"x")
+    assert sorted(p.name for p in (tree_dir / "real").iterdir()) == ["kept"]
+
+
+def test_a_layer_cut_short_is_refused_with_its_reason_and_nothing_is_left(
+    registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its digest is right (the registry holds it so: umoci 0.4.7's `insert` writes tars with no end blocks)."""
+    whole = io.BytesIO()
+    with tarfile.open(fileobj=whole, mode="w") as tar:
+        info = tarfile.TarInfo("opt/tritonserver/bin/tritonserver")
+        info.size = 4096
+        tar.addfile(info, io.BytesIO(b"s" * 4096))
+    cut = gzip.compress(whole.getvalue()[:2048], mtime=0)  # the header and half the file
+    index, _ = registry.push("25.01-py3", CONFIG, [BASE, cut])
+    cache, dest = tmp_path / "cache", tmp_path / "versions" / "build"
+    dest.parent.mkdir()
+    assert pull(registry, index, cache) == 0
+    assert unpack(cache, index, dest) == 8
+    err = capsys.readouterr().err
+    assert f"{digest_of(cut)} cannot be read as a tar" in err and "Traceback" not in err
+    assert list(dest.parent.iterdir()) == []
+
+
 def test_whiteouts_of_the_folder_or_above_it_empty_it_and_others_are_left_alone(tmp_path: Path) -> None:
     dest = tmp_path / "dest"
     dest.mkdir()
