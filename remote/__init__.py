@@ -27,7 +27,9 @@ from pyinfra.api import QuoteString, StringCommand
 REMOTE = Path(__file__).resolve().parent
 FOLDERS = (REMOTE / "probes", REMOTE / "actions", REMOTE)
 _SHELL_INCLUDE = re.compile(r"^\. \./(?P<name>[a-z_]+\.sh)$", re.MULTILINE)
-_PYTHON_INCLUDE = re.compile(r"^from (?P<name>_[a-z][a-z_]*) import [A-Za-z0-9_, ]+$", re.MULTILINE)
+_PYTHON_INCLUDE = re.compile(
+    r"^from (?P<name>_[a-z][a-z_]*) import (?:[A-Za-z0-9_, ]+|\([A-Za-z0-9_,\s]+\))$", re.MULTILINE
+)
 
 
 @cache

@@ -96,9 +96,10 @@ def extract_tar(archive, dest, strip=0, top=None, keep=None, leave_out=None):
                 raise UnsafeArchive(f"{m.name!r} has the setuid or setgid bit")
             _no_link_on_the_way(dest, rel)
             target = _os.path.join(dest, rel)
-            if m.issym():
-                if _os.path.isabs(m.linkname) or not _inside(dest, _os.path.join(_os.path.dirname(target), m.linkname)):
-                    raise UnsafeArchive(f"{m.name!r} links to {m.linkname!r}, outside the destination")
+            if m.issym() and (
+                _os.path.isabs(m.linkname) or not _inside(dest, _os.path.join(_os.path.dirname(target), m.linkname))
+            ):
+                raise UnsafeArchive(f"{m.name!r} links to {m.linkname!r}, outside the destination")
             if m.islnk():
                 try:
                     source = name_of(m.linkname)

@@ -29,8 +29,16 @@ import tempfile
 import zipfile
 import zlib
 
-from _archive import UnsafeArchive, apply_layer, extract_tar, finish, links_inside, wheel_layout_name, write_inside
-from _archive import zip_target
+from _archive import (
+    UnsafeArchive,
+    apply_layer,
+    extract_tar,
+    finish,
+    links_inside,
+    wheel_layout_name,
+    write_inside,
+    zip_target,
+)
 from _image_libs import find_in_image, host_sonames, index_layer, printable, wanted
 from _oci import ImageRefused, blob_path, cached_document, host_arch, resolve
 
