@@ -106,6 +106,12 @@ def plan(
         )
     if settings.offline:
         lines.append(f"  network  none (offline): everything from the caches on {settings.persist_dir}")
+    if Path(settings.controller_state_dir).is_relative_to(settings.persist_dir):
+        lines.append(
+            f"  trust    the controller's state is on the persistent path ({settings.controller_state_dir}): whoever "
+            "can write that drive is trusted as root here (its records, locks and digests decide what root "
+            "installs); keep it a drive only you can write"
+        )
     lines.append(f"  server   {server}")
     return "\n".join(lines)
 

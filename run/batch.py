@@ -38,8 +38,25 @@ from pyinfra.api.state import BaseStateCallback
 
 from run.pyinfra_internals import ORIGINAL, connector_arguments, route_host_io
 
-# Fact classes a kept list may name: ours and pyinfra's, nothing else.
-_MODULES = ("facts.", "pyinfra.facts.")
+# Fact classes a kept list may name: ours (facts/: each quotes its arguments into a script's argv), and the
+# pyinfra facts this project's deploys read, by name. Never one that takes shell text (pyinfra's
+# server.Command, FindInFile with interpolate_variables): the list may lie on a drive others write (a
+# notebook's persist_dir), and the batch runs as the deploy's user, root there.
+_OURS = "facts."
+PYINFRA_BATCHED = frozenset(
+    {
+        "pyinfra.facts.files.File",
+        "pyinfra.facts.files.Directory",
+        "pyinfra.facts.files.Sha256File",
+        "pyinfra.facts.files.FileContents",
+        "pyinfra.facts.files.FindInFile",
+        "pyinfra.facts.hardware.Cpus",
+        "pyinfra.facts.deb.DebPackages",
+        "pyinfra.facts.server.Which",
+    }
+)
+# Arguments that make a fact's argument shell text (FindInFile's pattern, unquoted): a list naming one is not read.
+_SHELL_TEXT_ARGUMENTS = ("interpolate_variables",)
 _MISSING = "##PYINFRA_NOCMD##"  # what pyinfra's own guard prints where a fact's required command is absent
 # Facts whose value moves by itself between the run's start and their ask: read when asked, never
 # from the batch (a server can die or become ready; the date advances). And facts that ask the network
@@ -124,7 +141,7 @@ def _class(name: str) -> type[FactBase] | None:
     batched: ours or pyinfra's, its value still when nothing changes, run by the default shell with no
     preconditions (those pyinfra checks by reading other facts first)."""
     module, _, cls = name.rpartition(".")
-    if not module.startswith(_MODULES) or name in READ_WHEN_ASKED:
+    if not (module.startswith(_OURS) or name in PYINFRA_BATCHED) or name in READ_WHEN_ASKED:
         return None
     try:
         found = getattr(importlib.import_module(module), cls, None)
@@ -135,6 +152,20 @@ def _class(name: str) -> type[FactBase] | None:
     if found.shell_executable is not None or found.check_preconditions is not FactBase.check_preconditions:
         return None
     return found
+
+
+def _plain(arguments: object) -> bool:
+    """Arguments a kept list may give a fact: names to strings, numbers, false flags or lists of strings, and no
+    argument that turns a value into shell text."""
+    if not isinstance(arguments, dict):
+        return False
+    for name, value in arguments.items():
+        if name in _SHELL_TEXT_ARGUMENTS and value:
+            return False
+        items = value if isinstance(value, list) else [value]
+        if not all(item is None or isinstance(item, str | int | bool) for item in items):
+            return False
+    return True
 
 
 def _name(cls: type) -> str:
@@ -260,7 +291,7 @@ def prefetch(host: Host, kept: Path | None) -> int:
     for item in wanted if isinstance(wanted, list) else []:
         cls = _class(str(item.get("fact", ""))) if isinstance(item, dict) else None
         arguments = item.get("arguments") if cls else None
-        if cls is None or not isinstance(arguments, dict):
+        if cls is None or not _plain(arguments):
             continue
         fact = cls()
         try:

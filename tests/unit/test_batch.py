@@ -86,6 +86,33 @@ def test_a_kept_list_naming_a_class_outside_the_facts_is_not_run(local, tmp_path
     assert batch.prefetch(local, kept) == 0 and batch._READS[local.name].batches == 0
 
 
+@pytest.mark.parametrize(
+    "kept",
+    [
+        {"fact": "pyinfra.facts.server.Command", "arguments": {"command": "touch {pwned}"}},
+        {
+            "fact": "pyinfra.facts.files.FindInFile",
+            "arguments": {"path": "/etc/hostname", "pattern": "$(touch {pwned})", "interpolate_variables": True},
+        },
+        {"fact": "pyinfra.facts.server.Hostname", "arguments": {}},  # pyinfra's, but no deploy here reads it
+        {"fact": "facts.files.Links", "arguments": {"paths": [{"nested": "$(touch {pwned})"}]}},
+    ],
+)
+def test_a_kept_list_naming_a_fact_that_takes_shell_text_is_not_run(local, tmp_path: Path, kept: dict) -> None:
+    """The review's line, appended to a kept list on a drive others write, ran as root at the next audit."""
+    pwned = tmp_path / "pwned"
+    listing = tmp_path / "host.audit.facts.json"
+    listing.write_text(json.dumps([json.loads(json.dumps(kept).replace("{pwned}", str(pwned)))]))
+    assert batch.prefetch(local, listing) == 0 and batch._READS[local.name].batches == 0
+    assert not pwned.exists()
+
+
+@pytest.fixture
+def command_batched(monkeypatch):
+    """pyinfra's Command let into the batch, for the tests of how a read is routed (which shell, which folder)."""
+    monkeypatch.setattr(batch, "PYINFRA_BATCHED", batch.PYINFRA_BATCHED | {"pyinfra.facts.server.Command"})
+
+
 def read_in_an_operation(host, fact: type, arguments: dict, **global_arguments) -> list:
     """What the fact read as pyinfra runs an operation (its generator, with these global arguments)."""
     seen: list = []
@@ -108,7 +135,7 @@ def command_list(tmp_path: Path, command: str) -> Path:
 BASH_ONLY = 'if [ -n "${BASH_VERSION:-}" ]; then echo bash; else echo not-bash; fi'
 
 
-def test_a_read_in_an_operation_with_another_shell_asks_the_host(local, tmp_path: Path) -> None:
+def test_a_read_in_an_operation_with_another_shell_asks_the_host(local, tmp_path: Path, command_batched) -> None:
     if Path("/bin/sh").resolve().name == "bash":
         pytest.skip("/bin/sh is bash here: the shells cannot be told apart")
     assert batch.prefetch(local, command_list(tmp_path, BASH_ONLY)) == 1

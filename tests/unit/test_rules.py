@@ -747,6 +747,21 @@ def test_the_plan_says_what_a_provision_will_do_before_it_does_it() -> None:
     assert "to download (5.00 GiB) from https://" in big
 
 
+def test_the_plan_says_plainly_that_a_drive_holding_the_controller_s_state_is_trusted_as_root(monkeypatch) -> None:
+    """A notebook's controller (@local, root) keeps its state on persist_dir: the drive the README calls untrusted."""
+    from compat import report
+
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    notebook = load({"persist_dir": "/content/drive/MyDrive/triton"}, "@local")
+    d = assess(host(), notebook).decisions
+    lines = report.plan("@local", notebook, d, artifact_cached=True, server="will start").splitlines()
+    trust = [line for line in lines if line.startswith("  trust    ")]
+    assert trust and "(/content/drive/MyDrive/triton/controller)" in trust[0]
+    assert "whoever can write that drive is trusted as root here" in trust[0]
+    vm = load({"persist_dir": "/content/drive/MyDrive/triton"}, "tb1")  # its state is in the controller's tree
+    assert not [x for x in report.plan("tb1", vm, d, True, "will start").splitlines() if x.startswith("  trust")]
+
+
 def test_serving_defaults_come_from_the_hosts_cpus_where_a_model_sets_none() -> None:
     from dataclasses import astuple
 
