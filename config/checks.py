@@ -236,6 +236,11 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
         else "must be package names separated by commas, no spaces: torch or torch,mypkg"
     ),
     "downloads_via_controller": _one_of("auto", "yes", "no"),
+    "apt_relay_origins": lambda v: (
+        None
+        if all(o == "auto" or re.fullmatch(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?", o) for o in v.split(","))
+        else 'must be "auto" or origins (http(s)://host[:port], no path or user) separated by commas'
+    ),
     "controller_cache_dir": _controller_dir("a directory on the controller"),
     "controller_state_dir": _controller_dir('"auto" or a directory on the controller'),
     "venv_lock_dir": lambda v: None if "\0" not in v and "\n" not in v else "must be a directory on the controller",

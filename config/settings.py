@@ -97,6 +97,7 @@ class Settings:
     status_report_path: str
     provision_records_dir: str
     downloads_via_controller: str = "auto"
+    apt_relay_origins: str = "auto"
     controller_cache_dir: str = "~/.cache/triton-provisioner/downloads"
     controller_state_dir: str = "auto"  # resolved by load() to a directory: this tree, or persist_dir's
     http_proxy: str = ""

@@ -213,6 +213,13 @@ rolling_max_failures = "0"
 # nearer to the internet than to the controller). Never for @local. The controller fetches with its own
 # environment's proxies (HTTPS_PROXY ...), not the hosts' http_proxy.
 downloads_via_controller = "auto"
+# The apt archives the controller fetches from for its hosts (with downloads_via_controller): the origins
+# (scheme://host[:port], commas between) a host's apt URLs must have for the controller to fetch them; a
+# URL of any other origin, or not of apt's own shapes (/dists/SUITE/..., /pool/...; no query), is left to
+# the host's apt. A host names the URLs, so the controller fetches none it names alone. "auto" = Debian's
+# and Ubuntu's archives (deb.debian.org, security.debian.org, archive/security/ports.ubuntu.com, over
+# http and https); add your own mirror's origin after it: "auto,http://mirror.corp:3142".
+apt_relay_origins = "auto"
 # Where the controller keeps those files, each named by its sha256 (made 0700). "~" is the controller
 # user's home; relative paths are to this tree. Files are kept until you remove them.
 controller_cache_dir = "~/.cache/triton-provisioner/downloads"

@@ -76,9 +76,10 @@ def _flocked(handle) -> None:
             time.sleep(0.2)
 
 
-def _download(url: str, sha256: str, cache_dir: Path) -> Path:
+def _download(url: str, sha256: str, cache_dir: Path, size: int | None = None) -> Path:
     """url into cache_dir/sha256: written aside (a private temporary name) while hashed, renamed only once
-    the digest agrees; a mismatch or a cut transfer leaves nothing behind."""
+    the digest agrees; a mismatch or a cut transfer leaves nothing behind. size: the bytes the file has (a
+    signed list's or a manifest's word): the transfer is cut off past it."""
     final = cache_dir / sha256
     handle, part = tempfile.mkstemp(dir=cache_dir, prefix=f".{sha256[:16]}.", suffix=".part")
     digest = hashlib.sha256()
@@ -86,35 +87,42 @@ def _download(url: str, sha256: str, cache_dir: Path) -> Path:
         with os.fdopen(handle, "wb") as out, OPENER.open(request(url), timeout=60) as resp:
             expected = resp.headers.get("Content-Length")
             got = 0
-            while chunk := resp.read(CHUNK):
+            while chunk := resp.read(CHUNK if size is None else min(CHUNK, size + 1 - got)):
                 digest.update(chunk)
                 out.write(chunk)
                 got += len(chunk)
+                if size is not None and got > size:
+                    raise FetchError(f"{shown(url)} sent more than the {size} bytes it has: cut off, nothing kept")
             if expected is not None and expected.isdigit() and got != int(expected):
-                raise FetchError(f"{masked(url)}: the transfer was cut at {got} of {expected} bytes; run again")
+                raise FetchError(f"{shown(url)}: the transfer was cut at {got} of {expected} bytes; run again")
         if digest.hexdigest() != sha256:
             raise FetchError(
-                f"{masked(url)} has sha256 {digest.hexdigest()}, not {sha256}: nothing was kept or sent. Fix the "
+                f"{shown(url)} has sha256 {digest.hexdigest()}, not {sha256}: nothing was kept or sent. Fix the "
                 "URL (or the mirror in between), or the digest if the file was meant to change"
             )
         os.replace(part, final)
         _known_sha256[_stat_key(final)] = sha256  # hashed as it came: the next host's check reads nothing
         return final
     except OSError as exc:
-        raise FetchError(f"the controller could not fetch {masked(url)}: {type(exc).__name__}: {exc}") from None
+        raise FetchError(f"the controller could not fetch {shown(url)}: {type(exc).__name__}: {exc}") from None
     finally:
         if os.path.exists(part):
             os.unlink(part)
 
 
-def fetched(url: str | Callable[[], str], sha256: str, cache_dir: Path) -> Path:
+def shown(url: str) -> str:
+    """A URL as a message shows it: its password masked, what a terminal would act on escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in masked(url))
+
+
+def fetched(url: str | Callable[[], str], sha256: str, cache_dir: Path, size: int | None = None) -> Path:
     """The controller's copy of url, whose sha256 is this: fetched once, then taken from the cache while it
     still agrees (a cached file altered since is fetched again). url: or what finds it (an index's pages,
-    read only where the cache lacks the file)."""
+    read only where the cache lacks the file); size: where known, no more is read than that."""
     cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     final = cache_dir / sha256
     with lock_for(sha256), open(cache_dir / f".{sha256}.lock", "a") as lock_file:
         _flocked(lock_file)
         if final.is_file() and file_sha256(final) == sha256:
             return final
-        return _download(url() if callable(url) else url, sha256, cache_dir)
+        return _download(url() if callable(url) else url, sha256, cache_dir, size)

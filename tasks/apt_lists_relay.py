@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 from pyinfra.api import FunctionCommand, QuoteString, StringCommand
 
-from remote._http import OPENER, masked, request
+from remote._http import OPENER, request
 from run import controller_cache
-from tasks.apt_relay import staged_from_cache
+from run.controller_cache import shown
+from tasks.apt_relay import fetchable, staged_from_cache
 
 # `'URL' NAME SIZE` (and maybe a hash): one line per file `apt-get --print-uris update` would fetch
 _URI_LINE = re.compile(r"^'(?P<url>https?://[^'\s]+)' (?P<name>[A-Za-z0-9][A-Za-z0-9._~%+-]*) \d+(?: \S+)?$")
@@ -144,17 +145,17 @@ class _SentLists(FunctionCommand):
     runs the update and says what apt still fetched from the mirror (its `Fetched` line)."""
 
     def execute(self, state, host, connector_arguments):
-        asked, partial, cache_dir, update = self.args
+        asked, partial, cache_dir, update, allowed = self.args
         args = {**connector_arguments, "_shell_executable": "sh"}
         ok, out = host.run_shell_command(asked, **args)
-        uris = printed(out.stdout_lines) if ok else []
+        uris = [(url, name) for url, name in (printed(out.stdout_lines) if ok else []) if fetchable(url, allowed)]
         releases: dict[str, Release] = {}
         for url, _ in uris:
-            if url.endswith("/InRelease"):
+            if re.search(r"/dists/[^/]+/InRelease$", url):
                 try:
                     releases[url.removesuffix("InRelease")] = release(_inrelease(url))
                 except (OSError, ValueError) as exc:
-                    host.log(f"apt: the controller could not read {masked(url)} ({exc}); the host fetches its lists")
+                    host.log(f"apt: the controller could not read {shown(url)} ({exc}); the host fetches its lists")
         wanted = index_files(uris, releases)
         files = [(f.url, f.sha256, f"{partial}/{f.partial_name}", f.size) for f in wanted]
         staged = staged_from_cache(host, files, cache_dir, connector_arguments)
@@ -179,6 +180,9 @@ class _SentLists(FunctionCommand):
         return f"AptListsFromController({self.args[1]})"
 
 
-def updated(apt_options: list[str], partial: str, cache_dir: str, update: StringCommand) -> FunctionCommand:
-    """`update`, run once the index files it fetches are in partial from the controller's cache."""
-    return _SentLists(controller_cache.fetched, (print_uris(apt_options), partial, cache_dir, update), {})
+def updated(
+    apt_options: list[str], partial: str, cache_dir: str, update: StringCommand, allowed: frozenset[str]
+) -> FunctionCommand:
+    """`update`, run once the index files it fetches are in partial from the controller's cache (fetched only
+    from the origins allowed, in apt's own path shapes)."""
+    return _SentLists(controller_cache.fetched, (print_uris(apt_options), partial, cache_dir, update, allowed), {})

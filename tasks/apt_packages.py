@@ -62,6 +62,7 @@ def installed(
     manifest_sha256: str = "",
     digest_store: str = "",
     relay: str = "",
+    relay_origins: str = "auto",
 ):
     """Install the packages that are absent; refresh the lists first only when they are stale. With fresh
     lists (or offline), a host whose package set is the one the cache's record was made on (a reset host)
@@ -71,7 +72,7 @@ def installed(
     from digest_store by the deploy), where the new one is kept after apt ran ("" = not kept: the cached
     files are then fetched again each time). relay: the controller's cache folder where the host's downloads
     go through it (tasks/apt_lists_relay.py: the lists an update fetches; tasks/apt_relay.py: the .debs,
-    once the lists are fresh), else ""."""
+    once the lists are fresh), else ""; relay_origins: the origins it fetches from (apt_relay_origins)."""
     if not packages:
         host.noop("no apt packages needed")
         return
@@ -116,11 +117,14 @@ def installed(
     if stale:
         # lists past their age: apt may find newer packages than the recorded .debs, so apt installs
         if relay and update is not None:
-            yield apt_lists_relay.updated(apt_options(cache_dir), f"{cache_dir}/lists/partial", relay, update)
+            allowed = apt_relay.origins(relay_origins)
+            yield apt_lists_relay.updated(apt_options(cache_dir), f"{cache_dir}/lists/partial", relay, update, allowed)
         else:
             yield update
         if relay:
-            yield apt_relay.sent(apt_options(cache_dir), missing, f"{cache_dir}/archives", relay)
+            yield apt_relay.sent(
+                apt_options(cache_dir), missing, f"{cache_dir}/archives", relay, apt_relay.origins(relay_origins)
+            )
         yield install
     else:
         # A reset host (its package set the one recorded): dpkg alone, from the recorded .debs; anywhere

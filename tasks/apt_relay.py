@@ -27,6 +27,42 @@ _URI_LINE = re.compile(r"^'(?P<url>https?://[^'\s]+)' (?P<file>\S+) (?P<size>\d+
 _DEB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+~_%-]*\.deb$")
 
 
+# Debian's and Ubuntu's archives: the origins apt_relay_origins "auto" names (each over http and https).
+ARCHIVE_HOSTS = (
+    "deb.debian.org",
+    "security.debian.org",
+    "archive.ubuntu.com",
+    "security.ubuntu.com",
+    "ports.ubuntu.com",
+)
+# apt's own path shapes under an archive's root: a suite's files (InRelease, indexes) and the pool's .debs
+_APT_PATH = re.compile(r"^(/[A-Za-z0-9._~+-]+)*/(dists/[A-Za-z0-9._~+-]+|pool)(/[A-Za-z0-9._~+%-]+)+$")
+
+
+def origins(setting: str) -> frozenset[str]:
+    """The origins (scheme://host[:port]) of apt_relay_origins, "auto" as Debian's and Ubuntu's archives."""
+    found: set[str] = set()
+    for origin in setting.split(","):
+        auto = [f"{scheme}://{name}" for name in ARCHIVE_HOSTS for scheme in ("http", "https")]
+        found.update(auto if origin == "auto" else [origin.lower()])
+    return frozenset(found)
+
+
+def fetchable(url: str, allowed: frozenset[str]) -> bool:
+    """Whether the controller may fetch url, which a host printed, for it: of an origin the settings name
+    (allowed), of apt's own shapes (/dists/SUITE/..., /pool/...), no user, query, fragment, '.' or '..'."""
+    try:
+        u = urllib.parse.urlsplit(url)
+        port = u.port
+    except ValueError:
+        return False
+    if u.query or u.fragment or "?" in url or "#" in url or u.username or u.password or not u.hostname:
+        return False
+    origin = f"{u.scheme}://{u.hostname}" + (f":{port}" if port is not None else "")
+    parts = u.path.split("/")
+    return origin in allowed and "." not in parts and ".." not in parts and bool(_APT_PATH.match(u.path))
+
+
 @dataclass(frozen=True)
 class Deb:
     url: str
@@ -35,11 +71,12 @@ class Deb:
     sha256: str
 
 
-def debs(lines: list[str]) -> list[Deb]:
+def debs(lines: list[str], allowed: frozenset[str] = frozenset()) -> list[Deb]:
     """The .debs of `apt-get --print-uris install` output; a line that is not one (a name that is no plain
-    .deb name, a hash that is not SHA256, a URL that is not that package's file in an archive's pool/) is skipped: apt
-    downloads that one itself. The host names the URLs: the controller fetches nothing else for it (and
-    keeps, or sends on, only what has the sha256 the host's lists give)."""
+    .deb name, a hash that is not SHA256, a URL that is not that package's file in an archive's pool/, or not
+    fetchable from the origins allowed) is skipped: apt downloads that one itself. The host names the URLs:
+    the controller fetches nothing else for it (and keeps, or sends on, only what has the sha256 the host's
+    lists give, cut off at the size they give)."""
     found = []
     for line in lines:
         match = _URI_LINE.match(line.strip())
@@ -48,6 +85,8 @@ def debs(lines: list[str]) -> list[Deb]:
         # the pool's file of the same package (its name has no epoch: apt's name for it may, as %3a)
         pooled = urllib.parse.unquote(urllib.parse.urlsplit(match["url"]).path.rsplit("/pool/", 1)[-1])
         if "/pool/" not in match["url"] or pooled.rsplit("/", 1)[-1].split("_")[0] != match["file"].split("_")[0]:
+            continue
+        if not fetchable(match["url"], allowed):
             continue
         found.append(Deb(match["url"], match["file"], int(match["size"]), match["sha256"]))
     return found
@@ -71,7 +110,7 @@ def staged_from_cache(
     sent = 0
     for url, sha256, dest, size in files:
         try:
-            local = controller_cache.fetched(url, sha256, Path(cache_dir))
+            local = controller_cache.fetched(url, sha256, Path(cache_dir), size)
         except controller_cache.FetchError as exc:
             host.log(f"apt: {exc}; the host downloads it itself")
             continue
@@ -87,13 +126,13 @@ class _SentDebs(FunctionCommand):
     host) and sends it to the archive folder, taken there by the host's own sha256 check."""
 
     def execute(self, state, host, connector_arguments):
-        asked, archives, cache_dir = self.args
+        asked, archives, cache_dir, allowed = self.args
         args = {**connector_arguments, "_shell_executable": "sh"}
         ok, out = host.run_shell_command(asked, **args)
         if not ok:
             host.log("apt: the host could not list the packages its install needs; apt downloads them itself")
             return True
-        wanted = debs(out.stdout_lines)
+        wanted = debs(out.stdout_lines, allowed)
         files = [(deb.url, deb.sha256, f"{archives}/{deb.file}", deb.size) for deb in wanted]
         staged = staged_from_cache(host, files, cache_dir, connector_arguments)
         if staged is None:
@@ -113,6 +152,9 @@ class _SentDebs(FunctionCommand):
         return f"AptDebsFromController({self.args[1]})"
 
 
-def sent(apt_options: list[str], packages: list[str], archives: str, cache_dir: str) -> FunctionCommand:
-    """The command that puts the .debs packages' install needs into archives from the controller's cache."""
-    return _SentDebs(controller_cache.fetched, (print_uris(apt_options, packages), archives, cache_dir), {})
+def sent(
+    apt_options: list[str], packages: list[str], archives: str, cache_dir: str, allowed: frozenset[str]
+) -> FunctionCommand:
+    """The command that puts the .debs packages' install needs into archives from the controller's cache,
+    fetched only from the origins allowed."""
+    return _SentDebs(controller_cache.fetched, (print_uris(apt_options, packages), archives, cache_dir, allowed), {})

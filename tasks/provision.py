@@ -170,6 +170,7 @@ def apt_libraries(settings: Settings, layout: Layout, decisions: Decisions, net:
         manifest_sha256=apt_packages.manifest_digest_kept(apt_store),
         digest_store=apt_store,
         relay=relay,
+        relay_origins=settings.apt_relay_origins,
         **net,
     )
 

@@ -118,6 +118,16 @@ def test_a_wrong_sha256_or_a_cut_transfer_keeps_nothing_and_says_what_to_fix(mir
     assert sorted(p.name for p in cache.iterdir() if not p.name.endswith(".lock")) == []
 
 
+def test_a_file_larger_than_its_signed_size_is_cut_off_there_and_nothing_is_kept(mirror, tmp_path) -> None:
+    """The review's .deb line claimed 10 bytes and the controller wrote 297 MiB: it stops past the size now."""
+    url, sha = _placed(mirror, "big.deb", b"d" * (3 << 20))
+    cache = tmp_path / "cache"
+    with pytest.raises(controller_cache.FetchError, match="sent more than the 10 bytes it has: cut off, nothing kept"):
+        controller_cache.fetched(url, sha, cache, 10)
+    assert [p.name for p in cache.iterdir() if not p.name.endswith(".lock")] == []
+    assert controller_cache.fetched(url, sha, cache, 3 << 20).stat().st_size == 3 << 20  # its own size: kept
+
+
 def test_a_urls_password_is_sent_as_basic_auth_and_never_shown(mirror, tmp_path) -> None:
     url, _ = _placed(mirror, "missing-here", b"x")
     secret_url = url.replace("http://", "http://user:s3cret@").replace("missing-here", "absent")

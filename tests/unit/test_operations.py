@@ -130,10 +130,10 @@ def _text(command: Any) -> str:
             f"<from the controller's hub cache {access.cache} ({access.endpoint}): {repo}@{revision} to {stage}/DIGEST>"
         )
     if isinstance(command, apt_relay._SentDebs):  # what the host is asked, where the .debs go, through which cache
-        asked, archives, cache_dir = command.args
+        asked, archives, cache_dir, _allowed = command.args
         return f"<from the controller's cache {cache_dir}: the .debs of `{asked.get_raw_value()}` to {archives}>"
     if isinstance(command, apt_lists_relay._SentLists):  # what the host is asked, where the lists go, then what
-        asked, partial, cache_dir, update = command.args
+        asked, partial, cache_dir, update, _allowed = command.args
         return (
             f"<from the controller's cache {cache_dir}: the lists of `{asked.get_raw_value()}` to {partial}, "
             f"then `{update.get_raw_value()}`>"
