@@ -154,11 +154,9 @@ def _class(name: str) -> type[FactBase] | None:
     return found
 
 
-def _plain(arguments: object) -> bool:
+def _plain(arguments: dict) -> bool:
     """Arguments a kept list may give a fact: names to strings, numbers, false flags or lists of strings, and no
     argument that turns a value into shell text."""
-    if not isinstance(arguments, dict):
-        return False
     for name, value in arguments.items():
         if name in _SHELL_TEXT_ARGUMENTS and value:
             return False
@@ -291,7 +289,7 @@ def prefetch(host: Host, kept: Path | None) -> int:
     for item in wanted if isinstance(wanted, list) else []:
         cls = _class(str(item.get("fact", ""))) if isinstance(item, dict) else None
         arguments = item.get("arguments") if cls else None
-        if cls is None or not _plain(arguments):
+        if cls is None or not isinstance(arguments, dict) or not _plain(arguments):
             continue
         fact = cls()
         try:

@@ -161,14 +161,11 @@ class _SentLists(FunctionCommand):
         staged = staged_from_cache(host, files, cache_dir, connector_arguments)
         if staged is None:
             return False
-        moves, sent = staged
-        chain: list = []
-        for move in moves:
-            chain += [move, "&&"]
-        ok, out = host.run_shell_command(StringCommand(*chain, update), **args)
+        count, sent = staged
+        ok, out = host.run_shell_command(update, **args)
         fetched = [line.strip() for line in [*out.stdout_lines, *out.stderr_lines] if line.startswith("Fetched ")]
         host.log(
-            f"apt: {len(moves)} of {len(wanted)} package lists ({sent} bytes) from the controller's copy, each "
+            f"apt: {count} of {len(wanted)} package lists ({sent} bytes) from the controller's copy, each "
             f"checked by apt against its signed InRelease; from the mirror: {fetched[-1] if fetched else 'nothing'}"
         )
         if not ok:

@@ -3,7 +3,7 @@ artifact, the wheels and hub models: tasks/controller_downloads.py). Once a host
 the .debs its install would download and the sha256 its own signed lists give each (`apt-get --print-uris`,
 Acquire::ForceHash=SHA256); the controller fetches each once for every host into its cache (kept only where
 that sha256 agrees) and sends it to the host's archive folder, where the host takes it only once its own
-sha256 check agrees (remote/actions/checked_move.sh). That check is the host's: apt itself verifies no .deb
+sha256 check agrees (remote/actions/staged_install.py). That check is the host's: apt itself verifies no .deb
 it finds already in its archive folder, only its size. A package the controller cannot fetch is left to
 apt, which downloads it as before."""
 
@@ -16,10 +16,8 @@ from pathlib import Path
 
 from pyinfra.api import FunctionCommand, QuoteString, StringCommand
 
-import remote
 from run import controller_cache
 from tasks import private_upload
-from tasks.controller_downloads import SENT_SUFFIX
 
 # `'URL' FILE SIZE SHA256:HEX`, one line per .deb apt would download
 _URI_LINE = re.compile(r"^'(?P<url>https?://[^'\s]+)' (?P<file>\S+) (?P<size>\d+) SHA256:(?P<sha256>[0-9a-f]{64})$")
@@ -102,23 +100,21 @@ def print_uris(apt_options: list[str], packages: list[str]) -> StringCommand:
 
 def staged_from_cache(
     host, files: list[tuple[str, str, str, int]], cache_dir: str, connector_arguments: dict
-) -> tuple[list[StringCommand], int] | None:
-    """Each (URL, sha256, DEST, size) fetched into the controller's cache (once for every host) and put beside
-    DEST on the host; the commands that move each into place where the host's own sha256 check agrees, and the
-    bytes sent. A file the controller cannot fetch is left to apt (logged); None where a send failed."""
-    moves: list[StringCommand] = []
-    sent = 0
+) -> tuple[int, int] | None:
+    """Each (URL, sha256, DEST, size) fetched into the controller's cache (once for every host, cut off past its
+    size) and put at DEST on the host, which places it only where its own sha256 check agrees; (the files and
+    the bytes sent). A file the controller cannot fetch is left to apt (logged); None where a send failed."""
+    count = sent = 0
     for url, sha256, dest, size in files:
         try:
             local = controller_cache.fetched(url, sha256, Path(cache_dir), size)
         except controller_cache.FetchError as exc:
             host.log(f"apt: {exc}; the host downloads it itself")
             continue
-        if not private_upload.put_now(host, dest + SENT_SUFFIX, str(local), "644", connector_arguments):
+        if not private_upload.put_now(host, dest, str(local), "644", connector_arguments, sha256):
             return None
-        moves.append(remote.shell("checked_move.sh", dest + SENT_SUFFIX, dest, sha256))
-        sent += size
-    return moves, sent
+        count, sent = count + 1, sent + size
+    return count, sent
 
 
 class _SentDebs(FunctionCommand):
@@ -137,15 +133,7 @@ class _SentDebs(FunctionCommand):
         staged = staged_from_cache(host, files, cache_dir, connector_arguments)
         if staged is None:
             return False
-        moves, sent = staged
-        if moves:
-            chain: list = []
-            for move in moves:
-                chain += [move, "&&"]
-            ok, _ = host.run_shell_command(StringCommand(*chain[:-1]), **args)
-            if not ok:
-                return False
-        host.log(f"apt: {len(moves)} of {len(wanted)} packages ({sent} bytes) from the controller's copy")
+        host.log(f"apt: {staged[0]} of {len(wanted)} packages ({staged[1]} bytes) from the controller's copy")
         return True
 
     def __repr__(self) -> str:

@@ -1,6 +1,6 @@
 """Downloads through the controller (downloads_via_controller): where a host's download goes through the
 controller's cache (run/controller_cache.py), and the commands that send one file from there to a host,
-which takes it only once its own sha256 check agrees (remote/actions/checked_move.sh)."""
+which places it only once its own sha256 check agrees (remote/actions/staged_install.py)."""
 
 from __future__ import annotations
 
@@ -13,15 +13,12 @@ from pathlib import Path
 from pyinfra.api import FunctionCommand, StringCommand
 from pyinfra.connectors.ssh import SSHConnector
 
-import remote
 from compat import lock_digests
 from compat.tables import UV_WHEELS
 from compat.venv_plan import VenvPlan
 from config.settings import Settings
 from run import controller_cache
 from tasks import private_upload
-
-SENT_SUFFIX = ".from-controller"
 
 
 def _over_ssh(any_host) -> bool:
@@ -107,7 +104,8 @@ def wheel_url(plan: VenvPlan, filename: str) -> Callable[[], str]:
 
 class _Sent(FunctionCommand):
     """Fetches the file into the controller's cache (once for every host of the run) and puts it on the host
-    as DEST.from-controller through the private staging every upload takes (tasks/private_upload.py)."""
+    at DEST through the private staging every upload takes (tasks/private_upload.py), placed by the host only
+    where its own sha256 check agrees."""
 
     def execute(self, state, host, connector_arguments):
         url, sha256, dest, cache_dir = self.args
@@ -116,17 +114,13 @@ class _Sent(FunctionCommand):
         except controller_cache.FetchError as exc:
             host.log(str(exc))
             return False
-        return private_upload.put_now(host, dest + SENT_SUFFIX, str(local), "644", connector_arguments)
+        return private_upload.put_now(host, dest, str(local), "644", connector_arguments, sha256)
 
     def __repr__(self) -> str:
         return f"SentFromController({self.args[2]})"
 
 
 def sent(url: str | Callable[[], str], sha256: str, dest: str, cache_dir: str) -> list[FunctionCommand | StringCommand]:
-    """The commands that put url's file (this sha256) at dest from the controller's cache: sent beside dest,
-    then moved into place by the host only where its own sha256 check agrees. url: or what says it, asked
-    when the send runs."""
-    return [
-        _Sent(controller_cache.fetched, (url, sha256, dest, cache_dir), {}),
-        remote.shell("checked_move.sh", dest + SENT_SUFFIX, dest, sha256),
-    ]
+    """The commands that put url's file (this sha256) at dest from the controller's cache, placed by the host
+    only where its own sha256 check agrees. url: or what says it, asked when the send runs."""
+    return [_Sent(controller_cache.fetched, (url, sha256, dest, cache_dir), {})]

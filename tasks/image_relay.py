@@ -2,7 +2,7 @@
 artifact, the wheels and hub models: tasks/controller_downloads.py). The controller pulls it with the host's
 own script (remote/actions/oci_pull.py, in process, into its cache: every blob checked against its digest,
 the API key never leaving the controller), then sends each blob the host's cache lacks beside its place;
-the host takes each only where its own sha256 check agrees (remote/actions/checked_move.sh), and the unpack
+the host takes each only where its own sha256 check agrees (remote/actions/staged_install.py), and the unpack
 checks every layer again as it reads it."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import remote
 from facts.files import TreeEntries
 from run import controller_cache
 from tasks import private_upload
-from tasks.controller_downloads import SENT_SUFFIX
 
 _oci = remote.load("oci_pull.py")  # the pull and the image's rules, as the host runs them
 
@@ -40,7 +39,7 @@ def image_blobs(cache: Path, digest: str, arch: str) -> list[str]:
 
 class _SentImage(FunctionCommand):
     """Pulls the image into the controller's cache (once for every host), then puts each blob the host
-    lacks at CACHE/blobs/sha256/HEX.from-controller and has the host move it into place once checked."""
+    lacks to CACHE/blobs/sha256/HEX, placed by the host only once its own check of the digest agrees."""
 
     def execute(self, state, host, connector_arguments):
         registry_url, repository, digest, cache, relay, arch, key, present = self.args
@@ -59,15 +58,8 @@ class _SentImage(FunctionCommand):
             name = blob.removeprefix("sha256:")
             if name in present:
                 continue
-            sent = f"{folder}/{name}{SENT_SUFFIX}"
-            if not private_upload.put_now(
-                host, sent, str(local / "blobs" / "sha256" / name), "644", connector_arguments
-            ):
-                return False
-            moved, _ = host.run_shell_command(
-                remote.shell("checked_move.sh", sent, f"{folder}/{name}", name), **connector_arguments
-            )
-            if not moved:
+            blob_file = str(local / "blobs" / "sha256" / name)
+            if not private_upload.put_now(host, f"{folder}/{name}", blob_file, "644", connector_arguments, name):
                 return False
         return True
 

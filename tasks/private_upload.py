@@ -6,8 +6,10 @@ pyinfra's `files.put` under sudo stages an upload at a predictable /tmp name (/t
 login user, mode 0644, then root copies it into place: a local user who made that name first (0666)
 can read it, or swap its content before root's copy (a launcher root then runs). Here the bytes
 travel by SFTP (never on a command line) into a fresh `mktemp -d` directory (0700, the login user's),
-and root copies them into place under `umask 077` (unreadable by others from the first byte), gives
-the file its mode and renames it over the old one; the staging directory is removed whatever happens.
+and root copies them into place (remote/actions/staged_install.py: never through a link another user
+controls, staged in a root-only directory, unreadable by others from the first byte), gives the file its
+mode through its own descriptor and renames it over the old one; the staging directory is removed
+whatever happens.
 """
 
 from __future__ import annotations
@@ -45,8 +47,11 @@ class _PrivateUpload(FunctionCommand):
         return f"PrivateUpload({self.args[0]}, mode {self.args[2]})"
 
 
-def _put_private(host, dest: str, src: Secret | bytes | str, mode: str, connector_arguments: dict) -> bool:
-    """src (a secret, bytes, or a file on the controller) to dest with mode, through a private directory."""
+def _put_private(
+    host, dest: str, src: Secret | bytes | str, mode: str, connector_arguments: dict, sha256: str = ""
+) -> bool:
+    """src (a secret, bytes, or a file on the controller) to dest with mode, through a private directory;
+    with sha256, placed only where the host's own check of what it received agrees."""
     # no network here: the plain shell (the network shell of a downloading step is root's alone, 0700)
     connector_arguments = {**connector_arguments, "_shell_executable": "sh"}
     as_user = {**connector_arguments, "_sudo": False, "_su_user": None, "_doas": False, "_dzdo": False}
@@ -60,16 +65,21 @@ def _put_private(host, dest: str, src: Secret | bytes | str, mode: str, connecto
         data = StringIO(str(src)) if isinstance(src, Secret) else BytesIO(src) if isinstance(src, bytes) else src
         if not host.put_file(data, staged, **as_user):
             return False
-        ok, _ = host.run_shell_command(remote.shell("staged_install.sh", staged, dest, mode), **connector_arguments)
+        placed = remote.python("python3", "staged_install.py", staged, dest, mode, *([sha256] if sha256 else []))
+        ok, out = host.run_shell_command(placed, **connector_arguments)
+        if not ok:
+            for line in out.stderr_lines[-3:]:
+                host.log(line)
         return ok
     finally:
         host.run_shell_command(StringCommand("rm", "-rf", QuoteString(stage_dir)), **as_user)
 
 
-def put_now(host, dest: str, src: bytes | str, mode: str, connector_arguments: dict) -> bool:
+def put_now(host, dest: str, src: bytes | str, mode: str, connector_arguments: dict, sha256: str = "") -> bool:
     """src (bytes, or a file on the controller) to dest with mode, now, from a command's own execute() (one
-    that must first make what it sends: tasks/controller_downloads.py)."""
-    return _put_private(host, dest, src, mode, connector_arguments)
+    that must first make what it sends: tasks/controller_downloads.py); with sha256, the host places it only
+    where its own check agrees (a host never trusts a file more for coming from the controller)."""
+    return _put_private(host, dest, src, mode, connector_arguments, sha256)
 
 
 class _PrivateRead(FunctionCommand):

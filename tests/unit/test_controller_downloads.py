@@ -1,12 +1,12 @@
 """One download for many hosts (run/controller_cache.py, tasks/controller_downloads.py): the controller's
 cache fetched from a real HTTP server on loopback (testbed/mirror.py), the lock's wheel URLs read from PyPI's
-real pages for six (tests/fixtures/index/), and the host's checked_move.sh run on a temporary tree."""
+real pages for six (tests/fixtures/index/), and the host's
+staged_install.py (tests/unit/test_host_scripts.py)."""
 
 from __future__ import annotations
 
 import hashlib
 import multiprocessing
-import subprocess
 import threading
 import urllib.request
 from pathlib import Path
@@ -16,7 +16,6 @@ import pytest
 from pyinfra.connectors.local import LocalConnector
 from pyinfra.connectors.ssh import SSHConnector
 
-import remote
 from bench.common import mirror_bytes
 from compat import lock_digests
 from compat.venv_plan import VenvPlan
@@ -231,28 +230,6 @@ def test_a_find_links_folder_of_the_hosts_own_is_not_relayed() -> None:
     assert relayed.relay_dir == "/c" and relayed.uv_wheel[2].startswith("uv-") and relayed.uv_wheel[2].endswith(".whl")
     by_hand = VenvPlan(**{**plan.__dict__, "lock": LOCK + f"numpy==1.26.4 --hash=sha256:{'3' * 64}\n"})
     assert controller_downloads.wheels_relayed(by_hand, "/c", "x86_64", "").relay_dir == ""
-
-
-def test_checked_move_takes_the_place_only_of_a_file_whose_sha256_agrees(tmp_path) -> None:
-    dest = tmp_path / "downloads" / "triton.tar.gz"
-    dest.parent.mkdir()
-    dest.write_bytes(b"the old build")
-    sent = tmp_path / "downloads" / "triton.tar.gz.from-controller"
-
-    def move(sha: str) -> subprocess.CompletedProcess:
-        script = remote.source("checked_move.sh")
-        return subprocess.run(
-            ["sh", "-c", script, "checked_move.sh", str(sent), str(dest), sha], capture_output=True, text=True
-        )
-
-    sent.write_bytes(b"tampered on the way")
-    refused = move(hashlib.sha256(b"the new build").hexdigest())
-    assert refused.returncode == 1 and "removed, nothing installed" in refused.stderr
-    assert dest.read_bytes() == b"the old build" and not sent.exists()
-    sent.write_bytes(b"the new build")
-    assert move(hashlib.sha256(b"the new build").hexdigest()).returncode == 0
-    assert dest.read_bytes() == b"the new build" and not sent.exists()
-    assert oct(dest.stat().st_mode & 0o777) == "0o644"
 
 
 def test_the_mirror_counts_the_bytes_a_get_sends_and_none_for_a_head(mirror) -> None:

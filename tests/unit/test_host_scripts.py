@@ -31,28 +31,124 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-# --- staged_install.sh: every upload (the token: 0600) unreadable by others from its first byte
+# --- staged_install.py: every upload and relayed file placed without following a link, unreadable by others
 
 
-def test_a_secret_is_never_readable_by_others_not_even_while_it_is_written(tmp_path: Path) -> None:
-    """The staged file is a FIFO: the script's copy blocks on it, and while it does the new file exists
-    and is looked at. Under umask 077 it is 0600 then; under 022 it would be 0644 for that moment."""
-    staged, dest = tmp_path / "staged", tmp_path / "hf" / "token"
-    os.mkfifo(staged)
-    proc = subprocess.Popen(["sh", "-c", remote.source("staged_install.sh"), "s", str(staged), str(dest), "600"])
-    new = dest.with_name("token.new")
-    seen: list[int] = []
-    with staged.open("w") as writer:  # opens once the script's cat opened the FIFO for reading
-        deadline = time.monotonic() + 10
-        while not new.exists():
-            assert time.monotonic() < deadline, "the script never made its .new file"
-            time.sleep(0.01)
-        seen.append(mode(new))  # the file exists, empty, while cat waits for the secret
-        writer.write("hf_secret_value\n")
-    assert proc.wait(timeout=10) == 0
-    assert seen == [0o600]
-    assert mode(dest) == 0o600 and dest.read_text() == "hf_secret_value\n"
-    assert not new.exists()
+def install(staged: Path, dest: Path, mode: str, sha256: str = "") -> int:
+    """staged_install.py as the host runs it (python3 -c SOURCE ARGS...)."""
+    args = [str(staged), str(dest), mode, *([sha256] if sha256 else [])]
+    return subprocess.run([sys.executable, "-c", remote.source("staged_install.py"), *args], timeout=60).returncode
+
+
+@pytest.fixture
+def root_only() -> Iterator[Path]:
+    """A folder that only root may change, whose every folder above is too (not under /tmp: 1777)."""
+    base = Path(tempfile.mkdtemp(dir="/var/cache", prefix="staged-install-"))
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base)
+
+
+def _others_folder(base: Path, name: str) -> Path:
+    """A folder of nobody's (65534), 0755: apt's lists/partial/ is _apt's so, a model folder the server user's."""
+    folder = base / name
+    folder.mkdir()
+    os.chown(folder, 65534, 65534)
+    return folder
+
+
+def test_a_file_is_staged_0600_in_a_root_only_directory_and_given_its_mode_through_its_descriptor(
+    root_only: Path, monkeypatch
+) -> None:
+    """In-process, the moment before its mode is set: the staged file is 0600, in a fresh 0700 directory of
+    the deepest root-only folder (not in the other user's folder it goes to), and the mode is set by descriptor."""
+    script = remote.load("staged_install.py")
+    partial = _others_folder(root_only, "partial")
+    seen: list[tuple[int, int, str]] = []
+    real_fchmod = os.fchmod
+
+    def fchmod(fd: int, mode: int) -> None:
+        where = os.path.dirname(os.readlink(f"/proc/self/fd/{fd}"))
+        seen.append((stat.S_IMODE(os.fstat(fd).st_mode), stat.S_IMODE(os.stat(where).st_mode), where))
+        real_fchmod(fd, mode)
+
+    monkeypatch.setattr(script.os, "fchmod", fchmod)
+    staged = root_only / "staged"
+    staged.write_text("signed list")
+    script.install(str(staged), str(partial / "Packages.gz"), 0o644)
+    ((file_mode, folder_mode, where),) = seen
+    assert (file_mode, folder_mode) == (0o600, 0o700)
+    assert Path(where).parent == root_only and Path(where).name.startswith(".triton-stage.")
+    assert mode(partial / "Packages.gz") == 0o644 and (partial / "Packages.gz").read_text() == "signed list"
+    assert sorted(p.name for p in root_only.iterdir()) == ["partial", "staged"]  # the stage is gone
+
+
+def test_a_link_planted_where_the_file_goes_is_replaced_never_followed(root_only: Path) -> None:
+    """The review's hole: `_apt` swapped the staged file in lists/partial/ for a link to a root-only file after
+    the hash; root's `chmod 644` made that file world-readable. Now nothing is done through a path there."""
+    partial = _others_folder(root_only, "partial")
+    secret = root_only / "shadow"
+    secret.write_text("root only")
+    secret.chmod(0o600)
+    (partial / "Packages.gz").symlink_to(secret)
+    (partial / "Packages.gz.from-controller").symlink_to(secret)  # where the old scripts wrote and chmod'ed
+    (partial / "Packages.gz.new").symlink_to(secret)
+    staged = root_only / "staged"
+    staged.write_text("signed list")
+    assert install(staged, partial / "Packages.gz", "644") == 0
+    assert mode(secret) == 0o600 and secret.read_text() == "root only"
+    assert not (partial / "Packages.gz").is_symlink() and (partial / "Packages.gz").read_text() == "signed list"
+
+
+def test_a_folder_on_the_way_that_is_a_link_another_user_planted_is_refused(root_only: Path, capsys) -> None:
+    models = _others_folder(root_only, "models")
+    etc = root_only / "etc"
+    etc.mkdir()
+    (models / "clf").symlink_to(etc)  # the server's user turns a model folder into a link to root's folder
+    staged = root_only / "staged"
+    staged.write_text("x")
+    assert install(staged, models / "clf" / "config.pbtxt", "644") == 1
+    assert list(etc.iterdir()) == []
+    current = root_only / "current"  # a link in a root-only folder (the install's own): followed
+    current.symlink_to(etc)
+    assert install(staged, current / "TRITON_VERSION", "644") == 0 and (etc / "TRITON_VERSION").read_text() == "x"
+
+
+def test_a_file_whose_sha256_is_not_the_one_asked_is_not_placed(root_only: Path) -> None:
+    import hashlib
+
+    dest = root_only / "archives" / "libb64-0d.deb"
+    dest.parent.mkdir()
+    dest.write_bytes(b"the old one")
+    staged = root_only / "staged"
+    staged.write_bytes(b"tampered on the way")
+    assert install(staged, dest, "644", hashlib.sha256(b"the new one").hexdigest()) == 1
+    assert dest.read_bytes() == b"the old one" and sorted(p.name for p in dest.parent.iterdir()) == [dest.name]
+    assert not [p for p in root_only.iterdir() if p.name.startswith(".triton-stage.")]
+    staged.write_bytes(b"the new one")
+    assert install(staged, dest, "644", hashlib.sha256(b"the new one").hexdigest()) == 0
+    assert dest.read_bytes() == b"the new one" and mode(dest) == 0o644
+
+
+def test_where_no_root_only_folder_is_on_its_disk_a_file_swapped_while_it_is_placed_is_removed(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Under /tmp (1777) the file is staged beside its place: what the rename put there must be that file."""
+    script = remote.load("staged_install.py")
+    real_rename = os.rename
+
+    def swapped(src, dst, *, src_dir_fd, dst_dir_fd):
+        os.unlink(src, dir_fd=src_dir_fd)
+        os.symlink("/etc/shadow", src, dir_fd=src_dir_fd)
+        real_rename(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+
+    monkeypatch.setattr(script.os, "rename", swapped)
+    staged = tmp_path / "staged"
+    staged.write_text("x")
+    with pytest.raises(script.Refused, match="swapped while it was placed"):
+        script.install(str(staged), str(tmp_path / "out" / "f"), 0o644)
+    assert list((tmp_path / "out").iterdir()) == []
 
 
 def test_a_secret_replaces_an_old_world_readable_file(tmp_path: Path) -> None:
@@ -60,7 +156,7 @@ def test_a_secret_replaces_an_old_world_readable_file(tmp_path: Path) -> None:
     staged.write_text("new")
     dest.write_text("old")
     dest.chmod(0o644)
-    assert sh("staged_install.sh", str(staged), str(dest), "600").returncode == 0
+    assert install(staged, dest, "600") == 0
     assert dest.read_text() == "new" and mode(dest) == 0o600
 
 
@@ -460,7 +556,11 @@ def test_an_upload_s_new_folders_are_readable_and_its_file_has_its_mode(tmp_path
     staged = tmp_path / "staged"
     staged.write_text("model weights")
     dest = tmp_path / "persist" / "models" / "clf" / "model.safetensors"
-    assert sh("staged_install.sh", str(staged), str(dest), "644").returncode == 0
+    os.umask(0o077)  # sudo's may be so: the folders made are 0755 all the same
+    try:
+        assert install(staged, dest, "644") == 0
+    finally:
+        os.umask(0o022)
     assert mode(dest) == 0o644 and dest.read_text() == "model weights"
     assert mode(dest.parent) == 0o755 and mode(dest.parent.parent) == 0o755  # the server's user reads them
 

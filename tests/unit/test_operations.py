@@ -123,7 +123,7 @@ def _text(command: Any) -> str:
     if isinstance(command, controller_downloads._Sent):  # what the controller sends, from where, to which name
         url, sha256, dest, cache_dir = command.args
         shown = url if isinstance(url, str) else "<the URL the index pages list>"
-        return f"<from the controller's cache {cache_dir}: {shown} sha256 {sha256[:12]}... to {dest}.from-controller>"
+        return f"<from the controller's cache {cache_dir}: {shown} sha256 {sha256[:12]}... to {dest}, checked there>"
     if isinstance(command, hub_relay._SentSnapshot):  # what the controller fetches once and sends, where to
         access, repo, revision, stage = command.args
         return (
