@@ -63,6 +63,16 @@ def _inside(dest, path):
     return real == dest or real.startswith(dest + _os.sep)
 
 
+# Members one archive may hold (Triton's image: ~3,000 under /opt/tritonserver; CPython's: ~5,000).
+MAX_MEMBERS = 500_000
+
+
+def free_bytes(path):
+    """Bytes free to root on path's file system."""
+    st = _os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
 def extract_tar(archive, dest, strip=0, top=None, keep=None, leave_out=None):
     """Extract a tar archive into dest (which exists), member by member, refusing the unsafe: names
     with '..' or absolute, anything under a symlink, links whose target leaves dest (checked when
@@ -74,6 +84,7 @@ def extract_tar(archive, dest, strip=0, top=None, keep=None, leave_out=None):
     True for a member not wanted (a backend no model uses)."""
     dest = _os.path.realpath(dest)
     source = {"fileobj": archive} if hasattr(archive, "read") else {"name": archive}
+    room, written, count = free_bytes(dest), 0, 0  # a gzip stream can unpack to any size: it stops at the disk's
 
     def name_of(member_name):
         if keep is None:
@@ -90,6 +101,13 @@ def extract_tar(archive, dest, strip=0, top=None, keep=None, leave_out=None):
                 continue
             if leave_out is not None and leave_out(rel):
                 continue
+            count, written = count + 1, written + (m.size if m.isfile() else 0)
+            if written > room or count > MAX_MEMBERS:
+                raise UnsafeArchive(
+                    f"it unpacks to more than the {room} bytes free at {dest}"
+                    if written > room
+                    else f"it holds more than {MAX_MEMBERS} members"
+                )
             if not (m.isfile() or m.isdir() or m.issym() or m.islnk()):
                 raise UnsafeArchive(f"{m.name!r} is a device, fifo or other special file")
             if m.mode & (_stat.S_ISUID | _stat.S_ISGID):

@@ -18,8 +18,16 @@ NEVER_CARRIED = _re.compile(r"^lib(cuda|nvidia-[A-Za-z0-9_-]+|nvcuvid|nvoptix|py
 _PASSED_OVER = ("stubs", "compat", "i386-linux-gnu", "lib32")
 
 
+# Bounds on what an ELF file of an image may make the walk read: a real library names a few dozen needed
+# libraries (libtorch_cpu: 20), each a short soname; a hostile one 64k entries of a string with no end.
+MAX_NEEDED = 256
+MAX_SONAME = 255  # NAME_MAX: a soname is a file name
+MAX_DYNAMIC = 1 << 16  # dynamic entries read at most
+
+
 def elf_needed(path):
-    """The DT_NEEDED sonames of a 64-bit little-endian ELF file (x86_64, aarch64); [] for anything else."""
+    """The DT_NEEDED sonames of a 64-bit little-endian ELF file (x86_64, aarch64); [] for anything else, or
+    for one past the bounds above (more needed entries, a soname longer or without its end)."""
     try:
         with open(path, "rb") as f, _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ) as data:
             if data[:6] != b"\x7fELF\x02\x01":
@@ -36,18 +44,26 @@ def elf_needed(path):
             if dynamic is None:
                 return []
             needed, strtab = [], None
-            for at in range(dynamic[0], dynamic[0] + dynamic[1] - 15, 16):
+            for at in range(dynamic[0], dynamic[0] + min(dynamic[1], MAX_DYNAMIC * 16) - 15, 16):
                 tag, value = _struct.unpack_from("<qQ", data, at)
                 if tag == 0:  # DT_NULL
                     break
                 if tag == 1:  # DT_NEEDED: an offset into the string table
                     needed.append(value)
+                    if len(needed) > MAX_NEEDED:
+                        return []
                 elif tag == 5:  # DT_STRTAB: its address
                     strtab = value
             base = next((strtab - v + o for v, o, size in loads if strtab is not None and v <= strtab < v + size), None)
             if base is None:
                 return []
-            return [data[base + n : data.find(b"\0", base + n)].decode("utf-8", "replace") for n in needed]
+            names = []
+            for n in needed:
+                end = data.find(b"\0", base + n, base + n + MAX_SONAME + 1)
+                if end < 0:
+                    return []
+                names.append(data[base + n : end].decode("utf-8", "replace"))
+            return names
     except (OSError, ValueError, _struct.error):  # unreadable, empty (mmap), cut short
         return []
 

@@ -83,6 +83,16 @@ def test_hostile_triton_tarballs_are_refused_and_nothing_is_switched(tmp_path: P
     assert not dest.exists() and not Path(str(dest) + ".tmp").exists()
 
 
+def test_an_archive_that_unpacks_past_the_free_disk_is_stopped_there(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A gzip stream unpacks to any size: the unpack stops once its files pass the disk's free bytes."""
+    archive = _archive(tmp_path / "t.tar.gz", *(_member(f"top/f{i}") for i in range(5)))  # 1 byte each
+    dest = tmp_path / "versions" / "2.51.0"
+    monkeypatch.setattr(unpack_triton, "free_bytes", lambda path: 3)
+    assert unpack_triton.main("tarball", str(archive), str(dest), "3.12", _sha(archive), "1", "") == 8
+    assert "it unpacks to more than the 3 bytes free at" in capsys.readouterr().err
+    assert list(dest.parent.iterdir()) == []
+
+
 def test_hard_links_are_rewritten_for_strip_components(tmp_path: Path) -> None:
     extract = remote.load("_archive.py").extract_tar
     archive = _archive(

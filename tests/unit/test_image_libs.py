@@ -51,6 +51,34 @@ def test_the_needs_of_an_elf_file_are_read_from_its_dynamic_section(tmp_path: Pa
     assert "libc.so.6" in libs.elf_needed("/bin/ls")  # a real one, of this machine
 
 
+def hostile_elf(entries: int, string: bytes) -> bytes:
+    """An ELF file whose dynamic section has `entries` DT_NEEDED entries, all at the string table's one string,
+    which ends the file with no NUL (the review's: 64k entries made the walk take 1 GiB and fail)."""
+    strtab_at = 64 + 2 * 56
+    dynamic = b"".join(struct.pack("<qQ", 1, 0) for _ in range(entries)) + struct.pack("<qQqQ", 5, 0, 0, 0)
+    dynamic_at, strtab_at = strtab_at, strtab_at + len(dynamic)
+    dynamic = dynamic.replace(struct.pack("<qQ", 5, 0), struct.pack("<qQ", 5, strtab_at))
+    size = strtab_at + len(string)
+    header = (
+        b"\x7fELF\x02\x01\x01" + b"\0" * 9 + struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 64, 0, 0, 64, 56, 2, 64, 0, 0)
+    )
+    load = struct.pack("<IIQQQQQQ", 1, 5, 0, 0, 0, size, size, 0x1000)
+    dyn = struct.pack("<IIQQQQQQ", 2, 6, dynamic_at, dynamic_at, dynamic_at, len(dynamic), len(dynamic), 8)
+    return header + load + dyn + dynamic + string
+
+
+@pytest.mark.parametrize(
+    ("entries", "string"),
+    [(300, b"libc.so.6\0"), (1, b"A" * (1 << 20)), (300, b"A" * (1 << 20))],
+    ids=["too-many-needed", "no-end", "both"],
+)
+def test_an_elf_file_past_the_bounds_names_no_library(entries: int, string: bytes, tmp_path: Path) -> None:
+    (tmp_path / "hostile.so").write_bytes(hostile_elf(entries, string))
+    assert libs.elf_needed(str(tmp_path / "hostile.so")) == []
+    (tmp_path / "fine.so").write_bytes(hostile_elf(3, b"libc.so.6\0"))  # the same shape within them: read
+    assert libs.elf_needed(str(tmp_path / "fine.so")) == ["libc.so.6"] * 3
+
+
 def test_a_backend_gets_the_libraries_only_the_image_has_through_its_links_and_whiteouts(
     tmp_path: Path,
 ) -> None:
