@@ -4,6 +4,16 @@
 . ./lib.sh
 r="$1"
 unit="$5"
+# triton_home, the run dir's parent, as the kernel names an executable under it (its links resolved)
+home=$(cd "$r/.." 2>/dev/null && pwd -P) || home=$(dirname "$r")
+my_ns=$(readlink "/proc/$$/ns/pid" 2>/dev/null)
+# ours PID: a server of this install: in this PID namespace (not a container's: their processes are in this
+# machine's /proc too), run from an executable under triton_home (not another install's with the same models)
+ours() {
+  [ -n "$my_ns" ] && [ "$(readlink "/proc/$1/ns/pid" 2>/dev/null)" = "$my_ns" ] || return 1
+  case "$(readlink "/proc/$1/exe" 2>/dev/null)" in "$home"/*) return 0 ;; esac
+  return 1
+}
 pid=$(cat "$r/tritonserver.pid" 2>/dev/null)
 upid=""
 if [ -d /run/systemd/system ] && [ -f "$unit" ]; then
@@ -43,6 +53,7 @@ for p in /proc/[0-9]*; do
   c=$(tr "\0" " " < "$p/cmdline" 2>/dev/null) || continue
   case "$c" in
     *tritonserver*"--model-repository $4 "*)
+      ours "${p#/proc/}" || continue
       case " $pid $upid " in *" ${p#/proc/} "*) ;; *) echo "STALE=${p#/proc/}" ;; esac ;;
   esac
 done

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import shutil
 import socket
 import subprocess
 import sys
@@ -203,6 +204,41 @@ def test_the_server_state_says_whether_the_server_shares_its_ports_and_its_metri
     assert state["pid"] == server.pid
     assert state["reuse_ports"] is shared and state["metrics_port"] == 8003
     assert state["user"] == pwd.getpwuid(os.geteuid()).pw_name  # who a second server must be to share the ports
+
+
+def test_only_a_server_of_this_install_in_this_pid_namespace_is_called_stale(
+    tmp_path: Path, procs: list[subprocess.Popen]
+) -> None:
+    """The review's: a containerised Triton (its processes are in this machine's /proc) with the same model
+    repository was called stale and stopped by a provision. Three servers with that repository, none in the
+    pid file: one run from an executable under triton_home (ours, stale), one from another install, one from
+    ours but in a PID namespace of its own (a container's)."""
+    from facts.server import ServerState
+
+    home = tmp_path / "home"
+    (home / "run").mkdir(parents=True)
+    (home / "versions" / "b" / "bin").mkdir(parents=True)
+    ours = home / "versions" / "b" / "bin" / "tritonserver"
+    shutil.copy2(os.path.realpath("/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable), ours)
+    argv = ["-c", "import time; time.sleep(60)", "tritonserver", "--model-repository", "/m", "--http-port", "1"]
+    stale = subprocess.Popen([str(ours), *argv])
+    other_install = subprocess.Popen([sys.executable, *argv])
+    container = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", str(ours), *argv])
+    procs.extend([stale, other_install, container])
+    deadline = time.monotonic() + 10
+    while len([p for p in Path("/proc").glob("[0-9]*") if _cmdline_has(p, b"--model-repository\0/m\0")]) < 3:
+        assert time.monotonic() < deadline, "the three stand-ins never started"
+        time.sleep(0.02)
+    command = ServerState().command(str(home / "run"), "127.0.0.1", 1, "/m").get_raw_value()
+    output = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=30).stdout.splitlines()
+    assert ServerState().process(output)["stale"] == [stale.pid]
+
+
+def _cmdline_has(proc: Path, words: bytes) -> bool:
+    try:
+        return words in (proc / "cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def test_the_units_reload_starts_a_new_server_only_when_the_provisioner_asks_and_on_its_metrics_port(
