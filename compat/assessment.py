@@ -50,6 +50,7 @@ class HostFacts:
     cpus: int | None = None  # CPUs online (pyinfra's hardware.Cpus)
     image: ImageConfigData | None = None  # triton_image's config, read before its layers (run/image_config.py)
     image_read: str = ""  # where image was read from, or why it could not be before the pull
+    machine_id: str = ""  # MachineId: who the host is (its records' key on the controller, with its name)
 
     @property
     def machine(self) -> str:

@@ -24,7 +24,7 @@ from facts.libraries import LinkerCache, MissingLibraries
 from facts.nvidia import Nvidia
 from facts.ports import ListeningPorts
 from facts.python import PythonInterpreters
-from facts.system import Account, CRuntime, InitSystem, OsRelease
+from facts.system import Account, CRuntime, InitSystem, MachineId, OsRelease
 from facts.triton import TritonInstall
 from facts.venv import VenvPackages
 from run import batch, timings
@@ -67,6 +67,7 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         image, image_read = image_config(host, settings, layout.images, os_release["arch"] if os_release else "")
     return HostFacts(
         os=os_release,
+        machine_id=host.get_fact(MachineId),
         c_runtime=host.get_fact(CRuntime),
         pythons=pythons,
         nvidia=host.get_fact(Nvidia),

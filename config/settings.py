@@ -33,6 +33,13 @@ def record_name(host_name: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in host_name).lstrip(".") or "_"
 
 
+def host_key(host_name: str, machine_id: str) -> str:
+    """A host's key among the controller's records of many inventories: its name and who it is (facts.system.
+    MachineId), so that two inventories' `gpu1` keep their digests apart; its name alone where it has no id, and
+    for @local (the controller itself: one machine, whatever the inventory)."""
+    return f"{host_name}@{machine_id}" if machine_id and host_name != "@local" else host_name  # @local: here
+
+
 class SettingsError(ValueError):
     """One or more settings are wrong; the message lists each with its fix."""
 

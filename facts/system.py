@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shlex
 from typing import TypedDict
@@ -136,3 +137,26 @@ class Account(FactBase[AccountData | None]):
         if len(fields) != 7 or not fields[2].isdigit():
             return None
         return AccountData(uid=int(fields[2]), home=fields[5], shell=fields[6], made="MADE" in output)
+
+
+class MachineId(FactBase[str]):
+    """Who the host is, whatever its name in an inventory: a sha256 (16 hex) of its machine id (systemd's or
+    D-Bus's), else of its SSH host key; "" where it has neither. Two inventories' `gpu1` differ by it."""
+
+    def command(self) -> StringCommand:
+        return StringCommand(
+            "cat /etc/machine-id /var/lib/dbus/machine-id /etc/ssh/ssh_host_ed25519_key.pub"
+            " /etc/ssh/ssh_host_rsa_key.pub 2>/dev/null || true"
+        )
+
+    @staticmethod
+    def default() -> str:
+        return ""
+
+    def process(self, output: list[str]) -> str:
+        for line in output:
+            words = line.split()
+            value = words[1] if len(words) > 1 and words[0].startswith("ssh-") else line.strip()
+            if value and set(value) != {"0"} and value != "uninitialized":  # how an unset machine-id reads
+                return hashlib.sha256(value.encode()).hexdigest()[:16]
+        return ""

@@ -20,8 +20,9 @@ from compat.reading import read_host_timed
 from compat.tables import UV_VERSION, UV_WHEELS
 from compat.venv_plan import VenvPlan, apt_digest_store
 from config.layout import Layout
-from config.settings import Settings
+from config.settings import Settings, host_key
 from facts.http import UrlSize
+from facts.system import MachineId
 from run import run_summary
 from tasks import (
     apt_packages,
@@ -67,10 +68,11 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
     installed = triton_install.installed_from(layout, decisions)
     cached = not installed and host.get_fact(Sha256File, path=cache_proof(artifact)) == artifact.sha256
     has_zstd = preflight.wants_zstd(settings) and bool(host.get_fact(Which, command="zstd"))
-    venv_plan = preflight.venv_plan(settings, layout, decisions, has_zstd, secrets.token_hex(6), host.name)
+    key = host_key(host.name, reading.facts.machine_id)  # its records among every inventory's on the controller
+    venv_plan = preflight.venv_plan(settings, layout, decisions, has_zstd, secrets.token_hex(6), key)
     # the models' own environments (a Triton folder whose pins clash with the venv's), planned as the venv is
     env_plans = {
-        model: preflight.venv_plan(settings, layout, decisions, has_zstd, "", host.name, model)
+        model: preflight.venv_plan(settings, layout, decisions, has_zstd, "", key, model)
         for model in decisions.model_envs
     }
     gaps = (
@@ -160,7 +162,8 @@ def network_settings(settings: Settings, layout: Layout) -> NetworkArgs:
 def apt_libraries(settings: Settings, layout: Layout, decisions: Decisions, net: NetworkArgs, relay: str = "") -> None:
     """apt runtime libraries the build and the stub need on this distro (cached on the persistent path);
     relay: the controller's cache folder where the .debs go through it, else ""."""
-    apt_store = apt_digest_store(settings, host.name)  # where the controller keeps the apt cache's digest
+    # where the controller keeps the apt cache's digest: by the host's name and who it is
+    apt_store = apt_digest_store(settings, host_key(host.name, host.get_fact(MachineId)))
     apt_packages.installed(
         name="apt runtime libraries",
         packages=decisions.apt_packages,

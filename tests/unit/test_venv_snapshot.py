@@ -223,3 +223,19 @@ def test_a_snapshot_swapped_while_it_is_written_gets_roots_digest_and_is_refused
     res = _restore(target, snap, digest_file.read_text().strip())
     assert res.returncode == 1 and "does not match the sha256 the controller recorded" in res.stderr
     assert not target.exists() and not snap.exists()  # ... and never restored
+
+
+def test_two_inventories_hosts_of_one_name_keep_their_digests_apart() -> None:
+    """The review's: `gpu1` of two clusters on one controller overwrote each other's apt-manifest and snapshot
+    digests, and each then refused its own caches as altered. The key is the name and who the host is."""
+    from compat.venv_plan import apt_digest_store, snapshot_digest_name
+    from config.settings import host_key, load
+
+    settings = load({"venv_lock_dir": "/ctl/locks"})
+    east, west = host_key("gpu1", "0035969ec53f6e7f"), host_key("gpu1", "813743060a465913")
+    snapshot = "/persist/venv-snapshots/abc.tar"
+    assert apt_digest_store(settings, east) != apt_digest_store(settings, west)
+    assert snapshot_digest_name(east, snapshot) != snapshot_digest_name(west, snapshot)
+    assert apt_digest_store(settings, east) == "/ctl/locks/apt/gpu1@0035969ec53f6e7f/manifest.sha256"
+    assert host_key("gpu1", "") == "gpu1"  # no id to tell: its name, as before
+    assert host_key("@local", "0035969ec53f6e7f") == "@local"  # the controller itself: one machine
