@@ -51,6 +51,7 @@ class HostFacts:
     image: ImageConfigData | None = None  # triton_image's config, read before its layers (run/image_config.py)
     image_read: str = ""  # where image was read from, or why it could not be before the pull
     machine_id: str = ""  # MachineId: who the host is (its records' key on the controller, with its name)
+    leftover_installs: list[str] = field(default_factory=list)  # versions/*.tmp: unpacks cut off before the end
 
     @property
     def machine(self) -> str:

@@ -73,11 +73,23 @@ def check_triton(
 ) -> tuple[list[Item], list[str]]:
     """The install `current` points at, its stub's Python and the libraries it cannot load:
     (items, apt packages that add those libraries)."""
-    home = Layout(settings).current
+    layout = Layout(settings)
+    home = layout.current
     tri = facts.triton
+    left = (
+        [
+            incompatible(
+                "leftover install",
+                f"{layout.versions}/{', '.join(facts.leftover_installs)}: an unpack cut off before it finished",
+                "provision removes it (its last step, Older versions pruned)",
+            )
+        ]
+        if facts.leftover_installs
+        else []
+    )
     if not tri or not tri.get("server"):
-        return _parts([missing("triton server", f"no Triton server at {home}", FIX)]), []
-    items, packages = [], []
+        return _parts([missing("triton server", f"no Triton server at {home}", FIX)]) + left, []
+    items, packages = left, []
     version = tri.get("version") or "unknown"
     if build and version != build.version:
         items.append(missing("triton server", f"Triton {version} at {home}, {build.version} wanted", FIX))

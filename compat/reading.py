@@ -88,6 +88,7 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         env_files_exist=all(env_files),
         standalone_python_exists=standalone,
         uv_pythons=uv_minors,
+        leftover_installs=[n for n in host.get_fact(TreeEntries, layout.versions, "children") if n.endswith(".tmp")],
         system_ca_bundle=bool(host.get_fact(File, SYSTEM_CA_BUNDLE)),
         cpus=host.get_fact(Cpus),
         image=image,

@@ -42,6 +42,7 @@ from tasks import (
     wheelhouse,
 )
 from tasks.network import NetworkArgs
+from tasks.retention import name_in
 from tasks.serve_models import serve
 
 
@@ -162,8 +163,7 @@ def network_settings(settings: Settings, layout: Layout) -> NetworkArgs:
 def apt_libraries(settings: Settings, layout: Layout, decisions: Decisions, net: NetworkArgs, relay: str = "") -> None:
     """apt runtime libraries the build and the stub need on this distro (cached on the persistent path);
     relay: the controller's cache folder where the .debs go through it, else ""."""
-    # where the controller keeps the apt cache's digest: by the host's name and who it is
-    apt_store = apt_digest_store(settings, host_key(host.name, host.get_fact(MachineId)))
+    apt_store = apt_digest_store(settings, host_key(host.name, host.get_fact(MachineId)))  # by name and who it is
     apt_packages.installed(
         name="apt runtime libraries",
         packages=decisions.apt_packages,
@@ -321,7 +321,9 @@ def older_versions_pruned(
     retention.pruned(
         name="Older versions pruned",
         folders=[
-            retention.Kept(layout.versions, "directory", (name_in(serving[layout.current]),), (layout.current,)),
+            retention.Kept(
+                layout.versions, "directory", (name_in(serving[layout.current]),), (layout.current,), ".tmp"
+            ),
             retention.Kept(layout.venvs, "directory", (name_in(serving[layout.venv]),), (layout.venv,)),
             retention.Kept(layout.repositories, "directory", (name_in(serving[layout.models]),), (layout.models,)),
             retention.Kept(
@@ -344,8 +346,3 @@ def older_versions_pruned(
         report=f"{layout.run}/pruned.txt",
         python=decisions.chosen_script_python,
     )
-
-
-def name_in(path: str) -> str:
-    """The last part of a path: an entry's name in its folder."""
-    return path.rsplit("/", 1)[-1]

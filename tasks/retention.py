@@ -30,6 +30,12 @@ class Kept:
     kind: EntryKind
     used: tuple[str, ...] = ()
     links: tuple[str, ...] = ()
+    leftover: str = ""  # the suffix of what a step cut off left here (Triton's unpack: ".tmp"), removed once seen
+
+
+def name_in(path: str) -> str:
+    """The last part of a path: an entry's name in its folder (what a Kept's `used` names)."""
+    return path.rsplit("/", 1)[-1]
 
 
 def _group(name: str) -> str:
@@ -72,6 +78,8 @@ def pruned(folders: list[Kept], keep: int, report: str, python: str = "python3")
             if target.startswith(f.dir + "/"):
                 protected.add(target[len(f.dir) + 1 :])
         names = to_remove(have.get(f.dir, []), f.kind, keep, protected)
+        if f.leftover:  # this run's own is done by now (pruning is its last step): the others were cut off
+            names += [e["name"] for e in have.get(f.dir, []) if e["kind"] == f.kind and e["name"].endswith(f.leftover)]
         if names:
             plans.append((f.dir, names))
     if not plans:

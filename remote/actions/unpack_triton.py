@@ -171,7 +171,7 @@ def stub_python_of(path: str) -> str:
     return f"3.{m.group(1).decode()}" if m else ""
 
 
-def refused(tmp: str, what: str, exc: Exception | str, code: int = 8) -> int:
+def refused(tmp: str, what: str, exc: object, code: int = 8) -> int:
     """The half-made tree removed and the refusal said: nothing installed or switched; returns code."""
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"unpack: {what} is refused: {exc}. Nothing was installed or switched.", file=sys.stderr)

@@ -935,3 +935,17 @@ def test_only_a_user_the_provisioner_made_may_be_the_server_s(user: str, account
     if refused:
         assert f"triton_user {user} is an account the provisioner did not make" in item.detail
         assert "uninstall would remove it" in item.detail and "set triton_user to a name of its own" in item.fix
+
+
+def test_an_unpack_cut_off_before_it_finished_is_named_by_the_audit_with_what_removes_it() -> None:
+    """A `.tmp` install in versions/ (the unpack killed, or refused by an older provisioner that left it): 105 MB
+    the audit never mentioned. Named now, with the fix (provisioning's last step removes it)."""
+    from dataclasses import replace
+
+    clean = assess(host(), DEFAULT)
+    assert not [i for i in clean.items if i.name == "leftover install"]
+    left = assess(replace(host(), leftover_installs=["2.51.0-21f063ff93bb-py3.11.tmp"]), DEFAULT)
+    (item,) = [i for i in left.items if i.name == "leftover install"]
+    assert item.status == "incompatible" and not item.blocker
+    assert item.detail == "/opt/triton/versions/2.51.0-21f063ff93bb-py3.11.tmp: an unpack cut off before it finished"
+    assert "provision removes it" in item.fix
