@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from compat.rules import Assessment, Decisions
+from config import state_seal
 from config.secrets import mask, write_private
 from config.settings import Settings
 
@@ -107,13 +108,24 @@ def plan(
     if settings.offline:
         lines.append(f"  network  none (offline): everything from the caches on {settings.persist_dir}")
     if Path(settings.controller_state_dir).is_relative_to(settings.persist_dir):
-        lines.append(
-            f"  trust    the controller's state is on the persistent path ({settings.controller_state_dir}): whoever "
-            "can write that drive is trusted as root here (its records, locks and digests decide what root "
-            "installs); keep it a drive only you can write"
-        )
+        lines.append(_trust(settings.controller_state_dir))
     lines.append(f"  server   {server}")
     return "\n".join(lines)
+
+
+def _trust(state_dir: str) -> str:
+    """The plan's line for a controller whose state lies on the persistent path (a notebook's drive)."""
+    found = state_seal.key()
+    if found:
+        return (
+            f"  trust    the controller's state on the persistent path ({state_dir}) is sealed with your key "
+            f"({found[1]}): a lock or digest altered on the drive is not trusted, its cache is checked anew"
+        )
+    return (
+        f"  trust    the controller's state is on the persistent path ({state_dir}): whoever can write that drive "
+        "is trusted as root here (its locks and digests decide what root installs); keep it a drive only you can "
+        f"write, or seal it with a key of yours: {state_seal.KEY_NAME} (a Colab secret, or the environment)"
+    )
 
 
 def _size(n: int) -> str:

@@ -16,6 +16,7 @@ from compat.tables import (
     UV_SHA256,
     UV_VERSION,
 )
+from config import state_seal
 from config.layout import Layout
 from config.settings import Settings
 
@@ -193,10 +194,10 @@ def plan(
     store = settings.on_controller(settings.venv_lock_dir)
     if store:
         lock_store = str(store / lock_name(python, decisions.torch_variant or "cpu", key))
-        lock = Path(lock_store).read_text() if Path(lock_store).is_file() else ""
+        lock = state_seal.trusted(Path(lock_store)) or ""  # "": none kept, or its seal disagrees (made anew)
         if settings.venv_snapshot and host_name:
             digest_store = str(store / snapshot_digest_name(host_name, snapshot))
-            digest = Path(digest_store).read_text().strip() if Path(digest_store).is_file() else ""
+            digest = (state_seal.trusted(Path(digest_store)) or "").strip()
     return VenvPlan(
         venv_dir=venv_dir,
         python=python_path,

@@ -134,7 +134,9 @@ def extract_tar(archive, dest, strip=0, top=None, keep=None, leave_out=None):
             m.mode &= 0o755  # root runs what is installed: nothing in it writable by group or others
             m.uid = m.gid = 0
             m.uname = m.gname = "root"
-            if _os.path.lexists(target) and not (m.isdir() and _os.path.isdir(target)):
+            # what stands at the name is replaced, a link never followed: a folder member over a link that a
+            # later member turned outside would have had root chmod, chown and touch the folder outside
+            if _os.path.lexists(target) and not (m.isdir() and _os.path.isdir(target) and not _os.path.islink(target)):
                 if _os.path.isdir(target) and not _os.path.islink(target):
                     _shutil.rmtree(target)
                 else:

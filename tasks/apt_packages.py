@@ -18,6 +18,7 @@ from pyinfra.facts.files import File
 from pyinfra.facts.server import Date
 
 import remote
+from config import state_seal
 from run import host_log
 from tasks import apt_lists_relay, apt_relay, private_upload
 
@@ -49,8 +50,8 @@ def apt_options(cache_dir: str) -> list[str]:
 
 def manifest_digest_kept(digest_store: str) -> str:
     """The apt cache manifest's sha256 the controller kept for this host ("" where none is)."""
-    path = Path(digest_store) if digest_store else None
-    return path.read_text().strip() if path and path.is_file() else ""
+    kept = state_seal.trusted(Path(digest_store)) if digest_store else None  # None: absent, or its seal disagrees
+    return (kept or "").strip()
 
 
 @operation()

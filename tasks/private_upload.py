@@ -23,6 +23,7 @@ from pyinfra import host
 from pyinfra.api import FunctionCommand, QuoteString, StringCommand, operation
 
 import remote
+from config import state_seal
 from facts.digests import FileDigests
 
 # What `mktemp -d` prints: a directory whose last part is tmp.XXXXXXXXXX (anything else: refused).
@@ -103,13 +104,10 @@ class _PrivateRead(FunctionCommand):
 
 
 def keep_on_controller(host, text: str, local_path: str) -> bool:
-    """A `read` callback: keep text (a file of the host's) at local_path on the controller (written aside,
-    then renamed)."""
+    """A `read` callback: keep text (a file of the host's: a lock, a digest) at local_path on the controller
+    (written aside, then renamed), sealed where the controller has a key (config/state_seal.py)."""
     local = Path(local_path)
-    local.parent.mkdir(parents=True, exist_ok=True)
-    part = local.with_name(f"{local.name}.{host.name}.part")
-    part.write_text(text)
-    part.replace(local)
+    state_seal.sealed(local, text)
     host.log(f"kept on the controller: {local}")
     return True
 

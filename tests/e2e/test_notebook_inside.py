@@ -3,7 +3,8 @@ onto the disk a reset wipes (where a notebook clones it), its controller set up 
 scripts/setup.sh, and `pyinfra inventories/local.py deploy/provision.py` run on the host itself (@local,
 as root). The controller's state (the venv lock, the snapshot's digest) then lives on the persistent path
 (controller_state_dir "auto"), so after a reset, which wipes the clone with everything else but /persist,
-the same cells install everything from the caches: nothing fetched, the venv unpacked from its snapshot."""
+the same cells install everything from the caches: nothing fetched, the venv unpacked from its snapshot. The
+state is sealed with the user's key (a Colab secret: config/state_seal.py), and the seals hold after the reset."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ PORTS = named_ports(6)  # apart from every numbered host's and the other named o
 CLONE = "/content/tp"  # where the notebook clones the project: the disk a reset wipes
 PERSIST = "/persist/triton"  # the notebook's Drive folder
 DATA = "TRITON_PROVISIONER_DATA=/root/notebook.json"  # the notebook's settings (inventories/local.py reads them)
+# the key that seals the controller's state on the drive (a Colab secret, given to each cell's run; a reset keeps it)
+KEY = "notebook-secret-of-the-user"
 
 
 def copied_in(host: TestHost) -> None:
@@ -35,7 +38,8 @@ def copied_in(host: TestHost) -> None:
 
 def inside(host: TestHost, deploy: str) -> subprocess.CompletedProcess:
     """A deploy of the README's first command, run in the clone on the host itself (@local)."""
-    return host.ssh(f"cd {CLONE} && {DATA} .venv/bin/pyinfra inventories/local.py {deploy} -y", check=False)
+    run = f"{DATA} TRITON_PROVISIONER_STATE_KEY={KEY} .venv/bin/pyinfra inventories/local.py {deploy} -y"
+    return host.ssh(f"cd {CLONE} && {run}", check=False)
 
 
 def cells(host: TestHost, settings: dict) -> tuple[str, float]:
@@ -61,6 +65,10 @@ def test_a_notebook_reset_is_reprovisioned_from_inside_with_nothing_downloaded(s
         settings.update({"persist_dir": PERSIST, **PORTS})
         out, cold_s = cells(host, settings)
         assert f"kept on the controller: {PERSIST}/controller/venv-locks/" in out, out[-6000:]
+        assert "trust    the controller's state on the persistent path" in out and "is sealed with your key" in out
+        sealed = host.ssh(f"cd {PERSIST}/controller/venv-locks && find . -name '*.hmac' | sort").stdout.split()
+        assert any(p.endswith(".lock.hmac") for p in sealed) and any("/snapshots/" in p for p in sealed), sealed
+        assert KEY not in out
         assert_serves(host, PORTS)
         assert host.ssh(f"stat -c %a {PERSIST}/controller").stdout.strip() == "700"
 

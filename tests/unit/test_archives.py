@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import stat
 import tarfile
 import zipfile
 from pathlib import Path
@@ -91,6 +92,28 @@ def test_an_archive_that_unpacks_past_the_free_disk_is_stopped_there(tmp_path: P
     assert unpack_triton.main("tarball", str(archive), str(dest), "3.12", _sha(archive), "1", "") == 8
     assert "it unpacks to more than the 3 bytes free at" in capsys.readouterr().err
     assert list(dest.parent.iterdir()) == []
+
+
+def test_a_folder_member_over_a_link_replaces_the_link_and_never_changes_what_it_points_to(tmp_path: Path) -> None:
+    """In one archive: `lnk -> d1/d2/../../victim` (inside while d1 and d2 do not exist), then d1 and d2 each a
+    link to `.`, which turns lnk two folders above the destination, then a folder member `lnk` (0700): root
+    chmod'ed, chowned and touched the folder outside through the link."""
+    extract = remote.load("_archive.py").extract_tar
+    victim = tmp_path / "a" / "victim"
+    victim.mkdir(parents=True)
+    victim.chmod(0o755)
+    dest = tmp_path / "a" / "b" / "dest"
+    dest.mkdir(parents=True)
+    archive = _archive(
+        tmp_path / "t.tar.gz",
+        _member("top/lnk", tarfile.SYMTYPE, "d1/d2/../../victim"),
+        _member("top/d1", tarfile.SYMTYPE, "."),
+        _member("top/d2", tarfile.SYMTYPE, "."),
+        _member("top/lnk", tarfile.DIRTYPE, mode=0o700),
+    )
+    extract(str(archive), str(dest), strip=1)
+    assert stat.S_IMODE(victim.stat().st_mode) == 0o755
+    assert (dest / "lnk").is_dir() and not (dest / "lnk").is_symlink()
 
 
 def test_hard_links_are_rewritten_for_strip_components(tmp_path: Path) -> None:
