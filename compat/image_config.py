@@ -50,7 +50,7 @@ def image_config(host: Host, settings: Settings, host_cache: str, machine: str) 
             summary = _oci.cached_config(str(local), digest, arch)
             if summary is None:
                 code, message = _oci.config_pulled(
-                    image_registry_url(settings), repository, digest, str(local), settings.triton_registry_api_key,
+                    image_registry_url(settings), repository, digest, str(local), settings.registry_credentials,
                     arch, FETCH_TIMEOUT_S,
                 )  # fmt: skip
                 if code:

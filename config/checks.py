@@ -84,6 +84,11 @@ def _sha256(value: str) -> str | None:
     return None if _SHA256.match(value) else "must be 64 lower-case hex digits (sha256sum prints it)"
 
 
+def _pattern(regex: str, why: str) -> Callable[[str], str | None]:
+    """A check that the whole value matches regex, else why."""
+    return lambda v: None if re.fullmatch(regex, v) else why
+
+
 def _optional(check: Callable[[str], str | None]) -> Callable[[str], str | None]:
     return lambda v: None if v == "" else check(v)
 
@@ -176,6 +181,7 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_image_digest": _optional(lambda v: None if _DIGEST.match(v) else "must be sha256: and 64 hex digits"),
     "triton_image_registry_url": _optional(lambda v: _url(v) or _no_credentials(v)),
     "triton_registry_api_key": lambda v: None if "\n" not in v and " " not in v else "must be one key, no spaces",
+    "triton_registry_user": _pattern(r"[!-9;-~]*", "must be a user name: no spaces or ':'"),
     "triton_home": _install_path,
     "venv_dir": _own_path,
     "persist_dir": _own_path,
@@ -224,22 +230,16 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "offline": lambda v: None,
     "purge_persist": lambda v: None,
     "triton_keep_versions": lambda v: None if 1 <= v <= 100 else "must be 1 to 100 (1 keeps only what runs)",
-    "rolling_batch": lambda v: (
-        None if re.fullmatch(r"|[1-9][0-9]*|([1-9][0-9]?|100)%", v) else 'must be a count ("2"), a share ("25%") or ""'
-    ),
-    "rolling_max_failures": lambda v: (
-        None if re.fullmatch(r"[0-9]+|([0-9][0-9]?|100)%", v) else 'must be a count ("0", "1") or a share ("10%")'
-    ),
-    "lock_trust_on_first_use": lambda v: (
-        None
-        if re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*(,[A-Za-z0-9][A-Za-z0-9._-]*)*)?", v)
-        else "must be package names separated by commas, no spaces: torch or torch,mypkg"
+    "rolling_batch": _pattern(r"|[1-9][0-9]*|([1-9][0-9]?|100)%", 'must be a count ("2"), a share ("25%") or ""'),
+    "rolling_max_failures": _pattern(r"[0-9]+|([0-9][0-9]?|100)%", 'must be a count ("0", "1") or a share ("10%")'),
+    "lock_trust_on_first_use": _pattern(
+        r"([A-Za-z0-9][A-Za-z0-9._-]*(,[A-Za-z0-9][A-Za-z0-9._-]*)*)?",
+        "must be package names separated by commas, no spaces: torch or torch,mypkg",
     ),
     "downloads_via_controller": _one_of("auto", "yes", "no"),
-    "apt_relay_origins": lambda v: (
-        None
-        if all(o == "auto" or re.fullmatch(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?", o) for o in v.split(","))
-        else 'must be "auto" or origins (http(s)://host[:port], no path or user) separated by commas'
+    "apt_relay_origins": _pattern(
+        r"(auto|https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?)(,(auto|https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?))*",
+        'must be "auto" or origins (http(s)://host[:port], no path or user) separated by commas',
     ),
     "controller_cache_dir": _controller_dir("a directory on the controller"),
     "controller_state_dir": _controller_dir('"auto" or a directory on the controller'),

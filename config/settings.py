@@ -116,6 +116,7 @@ class Settings:
     hub_folder_cache: str = "hub-folders"
     hf_token: str = field(default="", repr=False)  # a secret: never printed, written 0600
     triton_registry_api_key: str = field(default="", repr=False)  # a secret, as hf_token
+    triton_registry_user: str = ""
 
     @property
     def lock_trusted(self) -> frozenset[str]:
@@ -149,6 +150,14 @@ class Settings:
                 env[name] = value
                 env[name.upper()] = value
         return env
+
+    @property
+    def registry_credentials(self) -> str:
+        """What the image pull authenticates with: "USER\nSECRET" (USER `$oauthtoken`, NGC's, where none is set);
+        "" for an anonymous pull. A secret: only ever in a root-only file or the controller's memory."""
+        if not self.triton_registry_api_key:
+            return ""
+        return f"{self.triton_registry_user or '$oauthtoken'}\n{self.triton_registry_api_key}"
 
     @property
     def network_env(self) -> dict[str, str]:

@@ -29,9 +29,13 @@ triton_image = ""
 triton_image_digest = ""
 # The registry's API; "" = https://REGISTRY of triton_image.
 triton_image_registry_url = ""
-# An API key for the registry's token service (NGC: an NGC API key, sent as user $oauthtoken);
-# "" = an anonymous pull. A secret: never printed; it reaches the host in a root-only file.
+# The secret the registry asks for: NGC's API key (sent to its token service as user $oauthtoken), or the
+# password or access token of triton_registry_user where the registry asks for a user (Basic auth: the CNCF
+# distribution registry's htpasswd, Harbor, Artifactory, Nexus). "" = an anonymous pull. A secret: never
+# printed; it reaches the host in a root-only file the pull removes.
 triton_registry_api_key = ""
+# The user name that secret belongs to; "" = NGC's `$oauthtoken`.
+triton_registry_user = ""
 
 # --- Places on the host -------------------------------------------------------------------
 # Install root on local disk: versions/<version>-<sha>/ and the `current` link to one of them.

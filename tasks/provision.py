@@ -199,7 +199,7 @@ def triton_server(
             cache=artifact.archive,
             relay=relay,
             machine=decisions.machine,
-            api_key=settings.triton_registry_api_key,
+            api_key=settings.registry_credentials,
             needed=not artifact_installed,
         )
     elif settings.triton_source == "image":
@@ -210,7 +210,7 @@ def triton_server(
             digest=settings.triton_image_digest,
             cache=artifact.archive,
             python=decisions.chosen_script_python,
-            api_key=settings.triton_registry_api_key,
+            api_key=settings.registry_credentials,
             needed=not artifact_installed,
             **net,
         )

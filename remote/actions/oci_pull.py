@@ -7,8 +7,9 @@ REGISTRY: https://nvcr.io; REPOSITORY: nvidia/tritonserver; DIGEST: the image's 
 out as an OCI image layout's blobs (CACHE/blobs/sha256/HEX). Of an index, the entry for this host's
 architecture is pulled (linux/amd64 on x86_64). The OCI distribution API: the manifest fetched by
 digest and its bytes checked against it; a 401 answered through the registry's token service (Bearer
-realm=..., NGC's anonymous pulls), with the API key from KEYFILE (a root-only file, removed once read)
-sent as NGC asks (user `$oauthtoken`), never on a command line; then the config and every layer, each
+realm=..., NGC's anonymous pulls) or with the user and secret (Basic: a registry's htpasswd, Harbor,
+Artifactory, Nexus), both from KEYFILE (a root-only file, removed once read: USER and SECRET on two lines, or
+an NGC API key alone, its user `$oauthtoken`), never on a command line; then the config and every layer, each
 written to BLOB.part, checked, renamed. A blob already in the cache is not fetched again: the unpack
 checks each blob's digest again as it reads it (unpack_triton.py). Exit 3: a digest mismatch (the bad
 file is removed); 4: a network error; 5: an image this cannot use (no entry for this host's
@@ -40,11 +41,29 @@ def challenge(header: str) -> dict:
 
 
 class Registry:
-    """One repository of one registry, with the bearer token its token service hands out."""
+    """One repository of one registry, with the bearer token its token service hands out, or the user and
+    secret its Basic challenge asks for. key: "USER\nSECRET", or a bare SECRET (an NGC API key: user
+    `$oauthtoken`); "" for an anonymous pull."""
 
     def __init__(self, url: str, repository: str, key: str, timeout: float = 60) -> None:
-        self.url, self.repository, self.key = url.rstrip("/"), repository, key
-        self.token, self.timeout = "", timeout
+        self.url, self.repository = url.rstrip("/"), repository
+        user, _, self.key = key.rpartition("\n")
+        self.user = user or "$oauthtoken"
+        self.token, self.basic, self.timeout = "", False, timeout
+
+    def _credentials(self) -> str:
+        return "Basic " + base64.b64encode(f"{self.user}:{self.key}".encode()).decode()
+
+    def _answer(self, header: str) -> None:
+        """What a 401 asks: a token from the registry's token service (Bearer), or the user and secret (Basic)."""
+        if header.split(" ")[0].lower() != "basic":
+            return self._token(header)
+        if not self.key:
+            raise ImageRefused(
+                6, f"{self.url} asks for a user and secret (Basic auth): set triton_registry_user and "
+                "triton_registry_api_key (its password or access token)"
+            )  # fmt: skip
+        self.basic = True
 
     def _token(self, header: str) -> None:
         params = challenge(header)
@@ -54,8 +73,7 @@ class Registry:
         params.setdefault("scope", f"repository:{self.repository}:pull")
         req = urllib.request.Request(realm + ("&" if "?" in realm else "?") + urllib.parse.urlencode(params))
         if self.key:  # NGC: the user is the literal $oauthtoken, the password the API key
-            basic = base64.b64encode(f"$oauthtoken:{self.key}".encode()).decode()
-            req.add_header("Authorization", f"Basic {basic}")
+            req.add_header("Authorization", self._credentials())
         try:
             with OPENER.open(req, timeout=self.timeout) as resp:
                 answer = json.loads(resp.read(DOCUMENT_LIMIT + 1))
@@ -68,19 +86,26 @@ class Registry:
         self.token = token if isinstance(token, str) else ""
 
     def open(self, path: str, accept: str = ""):
-        """GET /v2/REPOSITORY/PATH, asking the token service once where the registry answers 401."""
+        """GET /v2/REPOSITORY/PATH, answering the registry's 401 once (a token, or the user and secret)."""
         for _ in range(2):
             req = urllib.request.Request(f"{self.url}/v2/{self.repository}/{path}")
             if accept:
                 req.add_header("Accept", accept)
             if self.token:
                 req.add_header("Authorization", f"Bearer {self.token}")
+            elif self.basic:  # the registry's origin alone: _http.OPENER drops it on a redirect to another
+                req.add_header("Authorization", self._credentials())
             try:
                 return OPENER.open(req, timeout=self.timeout)
             except urllib.error.HTTPError as exc:
-                if exc.code != 401 or self.token:
+                if exc.code != 401 or self.token or self.basic:
+                    if exc.code == 401 and self.basic:
+                        raise ImageRefused(
+                            6, f"{self.url} refused user {self.user!r} and its secret (HTTP 401): check "
+                            "triton_registry_user and triton_registry_api_key"
+                        ) from None  # fmt: skip
                     raise
-                self._token(exc.headers.get("WWW-Authenticate", ""))
+                self._answer(exc.headers.get("WWW-Authenticate", ""))
         raise ImageRefused(6, f"{self.url} refused the token its own service gave")
 
 
@@ -178,7 +203,7 @@ def pull(url: str, repository: str, digest: str, cache: str, key: str = "", arch
 
 def main(url: str, repository: str, digest: str, cache: str, key_file: str = "") -> int:
     key = ""
-    if key_file.startswith("@"):  # the API key: read from the root-only file, which is then removed
+    if key_file.startswith("@"):  # "USER\nSECRET" (or an API key): from the root-only file, then removed
         with open(key_file[1:]) as f:
             key = f.read().strip()
         os.unlink(f.name)

@@ -343,6 +343,11 @@ def test_the_image_settings_are_checked_before_any_host_is_touched() -> None:
     assert "nvapi-s3" not in str(err.value)
     local = load({**IMAGE, "triton_image_registry_url": "http://127.0.0.1:5000", "triton_registry_api_key": "nvapi-s3"})
     assert "nvapi-s3" not in repr(local)
+    assert local.registry_credentials == "$oauthtoken\nnvapi-s3"  # NGC's user where none is named
+    harbor = load({**IMAGE, "triton_registry_user": "robot$ci", "triton_registry_api_key": "s3"})
+    assert harbor.registry_credentials == "robot$ci\ns3" and load(IMAGE).registry_credentials == ""
+    with pytest.raises(SettingsError, match=r"triton_registry_user = .*must be a user name: no spaces or ':'"):
+        load({**IMAGE, "triton_registry_user": "ci:pass", "triton_registry_api_key": "s3"})
 
 
 def test_the_image_is_the_artifact_its_cache_and_its_pin() -> None:
