@@ -35,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     p_slow.add_argument("name")
     p_slow.add_argument("--mbps", type=float, default=60.0, help="MB/s each way; 0: unthrottled again")
     p_slow.add_argument("--latency-ms", type=float, default=2.0, help="wait at each open, create, remove")
+    p_slow.add_argument("--drive", action="store_true", help="with Google Drive's semantics (no links, modes)")
     sub.add_parser("down", help="stop and delete every host")
     sub.add_parser("status", help="list the hosts")
     args = parser.parse_args(argv)
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "remove":
             remove(args.name)
         elif args.cmd == "throttle":
-            throttle(args.name, args.mbps, args.latency_ms)
+            throttle(args.name, args.mbps, args.latency_ms, args.drive)
         elif args.cmd == "down":
             down()
         else:

@@ -117,15 +117,15 @@ def restart(name: str) -> Host:
     return _changed(name, "restarted", _reboot)
 
 
-def throttle(name: str, mbps: float, latency_ms: float = 2.0) -> Host:
-    """Serve the host's /persist at MBPS MB/s each way with LATENCY_MS per open (a network drive),
-    then reboot the host onto it (its disk kept). mbps 0: back to the plain directory."""
+def throttle(name: str, mbps: float, latency_ms: float = 2.0, drive: bool = False) -> Host:
+    """Serve the host's /persist at MBPS MB/s each way with LATENCY_MS per open (a network drive; drive: with
+    Google Drive's semantics), then reboot the host onto it (its disk kept). mbps 0: back to the plain directory."""
     from testbed import throttle as slow
 
     def change(host: Host) -> None:
         _stop(host, graceful=True)
         if mbps:
-            slow.mount(host, mbps, latency_ms)
+            slow.mount(host, mbps, latency_ms, drive)
         else:
             slow.unmount(host)
         _start(host)

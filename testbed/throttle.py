@@ -2,8 +2,11 @@
 moves at most RATE bytes a second each way and waits LATENCY at every open, create and remove,
 like the network drive a notebook's persistent path really is (tens of MB/s, a round trip per file).
 
-    python -m testbed throttle tb1 --mbps 60 [--latency-ms 2]   # then the host reboots onto it
-    python -m testbed unthrottle tb1
+    python -m testbed throttle tb1 --mbps 60 [--latency-ms 2] [--drive]   # then the host reboots onto it
+    python -m testbed throttle tb1 --mbps 0                             # back to the plain directory
+
+--drive: with Google Drive's semantics as Colab mounts it (no links; root's 0600 files and 0700 folders
+whatever chmod asks; nothing executable), the notebook bed's persistent path (tests/e2e/test_notebook_inside.py).
 
 The host's files move to `persist-backing` beside its mount point; the FUSE daemon (this module,
 run as `python -m testbed.throttle BACKING MOUNT RATE LATENCY`) serves them at `persist`, which the
@@ -45,8 +48,11 @@ class Bucket:
             time.sleep(delay)
 
 
-def _operations(backing: str, rate: float, latency: float):
-    """The passthrough (fusepy's Operations over BACKING), reads and writes through two buckets."""
+def _operations(backing: str, rate: float, latency: float, drive: bool = False):
+    """The passthrough (fusepy's Operations over BACKING), reads and writes through two buckets; drive: with
+    Google Drive's semantics as Colab mounts it (Drive, below)."""
+    import stat
+
     from fuse import FuseOSError, Operations, fuse_get_context
 
     class Throttled(Operations):
@@ -166,15 +172,52 @@ def _operations(backing: str, rate: float, latency: float):
             self.writes.take(len(data))
             return os.pwrite(fh, data, offset)
 
-    return Throttled()
+    class Drive(Throttled):
+        """Google Drive as Colab mounts it (shared/notes/real-parts.md): no symbolic or hard links, fifos or
+        sockets (EOPNOTSUPP, what Drive answers a link); every file root's 0600 and every folder root's 0700,
+        whatever chmod or chown asks (they succeed and change nothing), so only root may enter and nothing
+        may be executed from it; flock and rename work."""
+
+        def access(self, path, mode):
+            if fuse_get_context()[0] != 0 or (mode & os.X_OK and not os.path.isdir(path)):
+                raise FuseOSError(errno.EACCES)
+
+        def chmod(self, path, mode):
+            return 0
+
+        def chown(self, path, uid, gid):
+            return 0
+
+        def _owned(self, path: str) -> None:
+            return None
+
+        def getattr(self, path, fh=None):
+            out = super().getattr(path, fh)
+            kind = stat.S_IFDIR if stat.S_ISDIR(out["st_mode"]) else stat.S_IFREG
+            out.update(st_mode=kind | (0o700 if kind == stat.S_IFDIR else 0o600), st_uid=0, st_gid=0)
+            return out
+
+        def link(self, target, source):
+            raise FuseOSError(errno.EOPNOTSUPP)
+
+        def symlink(self, target, source):
+            raise FuseOSError(errno.EOPNOTSUPP)
+
+        def mknod(self, path, mode, dev):
+            raise FuseOSError(errno.EOPNOTSUPP)
+
+        def readlink(self, path):
+            raise FuseOSError(errno.EINVAL)
+
+    return Drive() if drive else Throttled()
 
 
-def serve(backing: str, mount: str, rate: float, latency: float) -> None:
+def serve(backing: str, mount: str, rate: float, latency: float, drive: bool = False) -> None:
     """Run the FUSE daemon in the foreground until the mount is unmounted."""
     from fuse import FUSE
 
     FUSE(
-        _operations(backing, rate, latency),
+        _operations(backing, rate, latency, drive),
         mount,
         foreground=True,
         nothreads=False,
@@ -192,15 +235,16 @@ def _paths(host: Host) -> tuple[Path, Path]:
     return host.persist, host.dir / "persist-backing"
 
 
-def mount(host: Host, mbps: float, latency_ms: float) -> None:
-    """Serve the host's persistent directory through the limit (its files kept, moved aside)."""
+def mount(host: Host, mbps: float, latency_ms: float, drive: bool = False) -> None:
+    """Serve the host's persistent directory through the limit (its files kept, moved aside); drive: with
+    Google Drive's semantics (Drive)."""
     mount_point, backing = _paths(host)
     if os.path.ismount(mount_point):
         unmount(host)
     mount_point.rename(backing)
     mount_point.mkdir()
     log = open(host.dir / "throttle.log", "ab")  # noqa: SIM115 - handed to the child
-    args = [str(backing), str(mount_point), str(mbps * 1e6), str(latency_ms / 1000)]
+    args = [str(backing), str(mount_point), str(mbps * 1e6), str(latency_ms / 1000), *(["drive"] if drive else [])]
     proc = subprocess.Popen(
         [sys.executable, "-m", "testbed.throttle", *args],
         cwd=Path(__file__).resolve().parents[1],
@@ -240,4 +284,4 @@ def unmount(host: Host) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
+    serve(sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5:6] == ["drive"])

@@ -169,7 +169,7 @@ def relayed(relay, blob, kind, size):
 
 
 def link(target, path):
-    """path is a symbolic link to target (replaced atomically)."""
+    """path is a symbolic link to target (replaced atomically); OSError where the file system takes none."""
     tmp = f"{path}.{os.getpid()}.tmp"
     if os.path.lexists(tmp):
         os.unlink(tmp)
@@ -218,16 +218,21 @@ def fetch(repo, revision, endpoint, token, cache, model=None, relay=""):
         )
     progress, done, from_relay = Progress(f"hub {repo}", total), 0, 0
     for name, (digest, kind, size) in sorted(wanted.items()):
-        blob = os.path.join(blobs, digest)
+        blob, dest = os.path.join(blobs, digest), os.path.join(snapshot, name)
+        if os.path.isfile(dest) and not os.path.islink(dest) and os.path.getsize(dest) == size:
+            done += size  # the file itself, where the cache's drive took no link (below)
+            continue
         if not (os.path.isfile(blob) and not os.path.islink(blob) and os.path.getsize(blob) == size):
             if relayed(relay, blob, kind, size):
                 from_relay += size
             else:
                 url = f"{endpoint}/{repo}/resolve/{commit}/{urllib.parse.quote(name)}"
                 download(url, token, blob, kind, size, progress, done)
-        dest = os.path.join(snapshot, name)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
-        link(os.path.relpath(blob, os.path.dirname(dest)), dest)
+        try:
+            link(os.path.relpath(blob, os.path.dirname(dest)), dest)
+        except OSError:  # a drive with no symbolic links (Google Drive: EOPNOTSUPP; others EPERM or EIO): the
+            os.replace(blob, dest)  # file itself in the snapshot, as huggingface_hub keeps its cache there
         done += size
         progress.update(done)
     progress.finished(done)

@@ -17,6 +17,7 @@ import pytest
 
 import testbed
 from testbed import TestHost, named_ports, op_results
+from testbed.hosts import throttle
 from testbed.runner import REPO
 from tests.e2e.test_provision import assert_serves
 
@@ -60,6 +61,10 @@ def cells(host: TestHost, settings: dict) -> tuple[str, float]:
 def test_a_notebook_reset_is_reprovisioned_from_inside_with_nothing_downloaded(served: dict, mirror) -> None:
     host = TestHost(testbed.up(1, prefix="nb")[0])
     try:
+        throttle(host.name, 1000, 0, drive=True)  # /persist as Colab's Drive presents it (testbed/throttle.py)
+        assert host.ssh("ln -s x /persist/link", check=False).returncode != 0  # the drive's own semantics
+        host.ssh("mkdir -p /persist/probe && chmod 755 /persist/probe")
+        assert host.ssh("stat -c %a /persist/probe").stdout.strip() == "700"
         # the test bed's mirror for Triton and torch; the lock where a notebook keeps it (the default)
         settings = {k: v for k, v in served.items() if k != "venv_lock_dir"}
         settings.update({"persist_dir": PERSIST, **PORTS})

@@ -160,6 +160,36 @@ def test_an_honest_hub_fills_the_cache_as_huggingface_hub_reads_it(tmp_path, mon
     assert Path(found) == snapshot
 
 
+def test_on_a_drive_that_takes_no_links_the_snapshot_holds_the_files_and_a_second_fetch_takes_nothing(
+    tmp_path, monkeypatch
+) -> None:
+    """Google Drive refuses a symbolic link (EOPNOTSUPP; other drives EPERM or EIO): the snapshot then holds the
+    files themselves, as huggingface_hub keeps its cache there, which it reads offline; a second fetch has them."""
+    import errno
+
+    def refused(*args, **kwargs):
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+
+    monkeypatch.setattr(hub_fetch.os, "symlink", refused)
+    with Hub() as hub:
+        (tmp_path / "repo").mkdir()
+        for name, data in FILES.items():
+            (tmp_path / "repo" / name).write_bytes(data)
+        commit = hub.add(REPO, tmp_path / "repo")
+        assert run(tmp_path, hub.url, monkeypatch) == 0
+        assert len(hub.fetched(REPO)) == len(FILES)
+        assert run(tmp_path, hub.url, monkeypatch) == 0
+        assert len(hub.fetched(REPO)) == len(FILES)  # nothing downloaded again
+    snapshot = tmp_path / "home/hub/models--org--clf/snapshots" / commit
+    for name, data in FILES.items():
+        assert not (snapshot / name).is_symlink() and (snapshot / name).read_bytes() == data
+    from huggingface_hub import snapshot_download
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    found = snapshot_download(REPO, revision="main", local_files_only=True, cache_dir=str(tmp_path / "home/hub"))
+    assert Path(found) == snapshot
+
+
 def test_a_dotdot_etag_writes_nothing_outside_the_cache(tmp_path, liar, monkeypatch) -> None:
     """huggingface_hub named the blob after the ETag header: `../` there wrote outside the cache."""
     liar.headers["ETag"] = '"../../../../outside"'
