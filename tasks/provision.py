@@ -140,7 +140,9 @@ def install(
     environment.configured(layout=layout, libpython_dir=decisions.libpython_dir, python=decisions.script_python)
     python_packages(settings, layout, venv_plan, net)
     model_envs.built(env_plans, net)
-    files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode="755")
+    # 755: the server's user reads it; as root (a notebook's drive, whose modes stay 0700 whatever chmod asks) none
+    mode = None if settings.triton_user == "root" else "755"
+    files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode=mode)
     # models, the repository and the server: restarted only when what it runs changed
     serving = dict(serve(settings, layout, decisions, gpu_ids, relay))
     # the venv's snapshot, taken once the server has run: it then holds the bytecode that the stub's

@@ -9,21 +9,26 @@ state is sealed with the user's key (a Colab secret: config/state_seal.py), and 
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import time
 import urllib.request
+from pathlib import Path
 
+import numpy as np
 import pytest
+import tritonclient.http as thttp
 
 import testbed
 from testbed import TestHost, named_ports, op_results
 from testbed.hosts import throttle
 from testbed.runner import REPO
-from tests.e2e.test_provision import assert_serves
+from tests import tiny_models
+from tests.e2e.test_provision import assert_serves, changed
 
 PORTS = named_ports(6)  # apart from every numbered host's and the other named ones (slots 0-5)
 CLONE = "/content/tp"  # where the notebook clones the project: the disk a reset wipes
-PERSIST = "/persist/triton"  # the notebook's Drive folder
+PERSIST = "/persist/ML team/triton"  # the notebook's Drive folder: a shared drive's name has spaces
 DATA = "TRITON_PROVISIONER_DATA=/root/notebook.json"  # the notebook's settings (inventories/local.py reads them)
 # the key that seals the controller's state on the drive (a Colab secret, given to each cell's run; a reset keeps it)
 KEY = "notebook-secret-of-the-user"
@@ -47,7 +52,8 @@ def cells(host: TestHost, settings: dict) -> tuple[str, float]:
     """The notebook's cells after the drive is mounted: the clone, the setup, the settings, the provision
     (the README's first command, run in the clone); the provision's output and its seconds."""
     copied_in(host)
-    setup = host.ssh(f"cd {CLONE} && PIP_CACHE_DIR={PERSIST}/controller/pip-cache bash scripts/setup.sh", check=False)
+    cache = shlex.quote(f"{PERSIST}/controller/pip-cache")
+    setup = host.ssh(f"cd {CLONE} && PIP_CACHE_DIR={cache} bash scripts/setup.sh", check=False)
     assert setup.returncode == 0, (setup.stdout + setup.stderr)[-3000:]
     host.ssh(f"cat > /root/notebook.json <<'EOF'\n{json.dumps(settings)}\nEOF")
     started = time.monotonic()
@@ -58,7 +64,19 @@ def cells(host: TestHost, settings: dict) -> tuple[str, float]:
     return out, seconds
 
 
-def test_a_notebook_reset_is_reprovisioned_from_inside_with_nothing_downloaded(served: dict, mirror) -> None:
+def classified(port: int, text: str) -> str:
+    """The hub model's label for text, over HTTP."""
+    client = thttp.InferenceServerClient(f"127.0.0.1:{port}")
+    x = thttp.InferInput("TEXT", [1, 1], "BYTES")
+    x.set_data_from_numpy(np.array([[text.encode()]], dtype=np.object_))
+    return client.infer("clf_hub", [x]).as_numpy("LABEL").ravel()[0].decode()
+
+
+def test_a_notebook_reset_is_reprovisioned_from_inside_with_nothing_downloaded(
+    served: dict, mirror, hub, tmp_path: Path
+) -> None:
+    tiny_models.make("classifier", tmp_path / "clf", seed=5)
+    hub.add("nb/clf", tmp_path / "clf")
     host = TestHost(testbed.up(1, prefix="nb")[0])
     try:
         throttle(host.name, 1000, 0, drive=True)  # /persist as Colab's Drive presents it (testbed/throttle.py)
@@ -67,20 +85,30 @@ def test_a_notebook_reset_is_reprovisioned_from_inside_with_nothing_downloaded(s
         assert host.ssh("stat -c %a /persist/probe").stdout.strip() == "700"
         # the test bed's mirror for Triton and torch; the lock where a notebook keeps it (the default)
         settings = {k: v for k, v in served.items() if k != "venv_lock_dir"}
-        settings.update({"persist_dir": PERSIST, **PORTS})
+        # the notebook's cells: the drive admits root alone, so the server runs as root (README)
+        settings.update({"persist_dir": PERSIST, "triton_user": "root", **PORTS, "hf_endpoint": hub.url})
+        settings["models"] = [{"name": "clf_hub", "source": "hub:nb/clf@main", "task": "text-classification"}]
         out, cold_s = cells(host, settings)
+        assert op_results(out)["apt runtime libraries"]["success"] == 1, out[-6000:]  # libpython3.11, on the drive
+        label = classified(PORTS["triton_http_port"], "a fine day")
+        snapshots = shlex.quote(f"{PERSIST}/huggingface/hub/models--nb--clf/snapshots")
+        kinds = host.ssh(f"find {snapshots} -mindepth 2 -printf '%y\\n' | sort | uniq -c").stdout.split()
+        assert kinds[1::2] == ["f"] and int(kinds[0]) >= 3, kinds  # the files themselves, no link
         assert f"kept on the controller: {PERSIST}/controller/venv-locks/" in out, out[-6000:]
         assert "trust    the controller's state on the persistent path" in out and "is sealed with your key" in out
-        sealed = host.ssh(f"cd {PERSIST}/controller/venv-locks && find . -name '*.hmac' | sort").stdout.split()
+        locks = shlex.quote(f"{PERSIST}/controller/venv-locks")
+        sealed = host.ssh(f"cd {locks} && find . -name '*.hmac' | sort").stdout.split()
         assert any(p.endswith(".lock.hmac") for p in sealed) and any("/snapshots/" in p for p in sealed), sealed
         assert KEY not in out
         assert_serves(host, PORTS)
-        assert host.ssh(f"stat -c %a {PERSIST}/controller").stdout.strip() == "700"
+        assert host.ssh(f"stat -c %a {shlex.quote(PERSIST)}/controller").stdout.strip() == "700"
 
         host.reset()  # the notebook's runtime reset: the clone and the controller's venv gone, /persist kept
         assert host.ssh(f"test -e {CLONE}", check=False).returncode == 1
-        since = len(mirror.requests())
+        since, hub_files = len(mirror.requests()), len(hub.fetched("nb/clf"))
         out, reset_s = cells(host, settings)
+        assert len(hub.fetched("nb/clf")) == hub_files  # the hub model from the drive's cache
+        assert classified(PORTS["triton_http_port"], "a fine day") == label
         results = op_results(out)
         plan = "\n".join(out[out.index("== plan for @local") :].splitlines()[:14])
         assert mirror.requests()[since:] == [], f"{mirror.requests()[since:]}\n{plan}"  # neither Triton nor torch
@@ -88,6 +116,8 @@ def test_a_notebook_reset_is_reprovisioned_from_inside_with_nothing_downloaded(s
         assert results["venv packages"]["no_change"] == 1  # unpacked from the snapshot: pip and uv did not run
         assert results["venv snapshot on the persistent path"]["no_change"] == 1
         assert_serves(host, PORTS)
+        again = inside(host, "deploy/provision.py")  # the cell run once more: nothing changes
+        assert again.returncode == 0 and changed(op_results(again.stdout + again.stderr)) == {}, again.stdout[-4000:]
         # the last cells: what serves, the server's log, stop
         status = inside(host, "deploy/status.py")
         assert "== status of @local: OK" in status.stdout, (status.stdout + status.stderr)[-3000:]
