@@ -31,7 +31,7 @@ FILE_SECONDS: dict[str, float] = {
     "tests/e2e/test_testbed.py": 30,
     "tests/unit/test_types.py": 23,
     "tests/e2e/test_audit.py": 12,
-    "tests/e2e/test_registries.py": 5,  # measured alone here (a real registry, no test host), 2026-12-07
+    "tests/e2e/test_registries.py": 60,  # measured alone here (a real registry and one test host), 2026-12-07
 }
 
 
