@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pyinfra.api.connectors import get_all_connectors
+from pyinfra.api.exceptions import PyinfraError
 
 from config.checks import CHECKS, coerce, cross_checks
 from config.hub_folders import HubAccess
@@ -40,8 +41,9 @@ def host_key(host_name: str, machine_id: str) -> str:
     return f"{host_name}@{machine_id}" if machine_id and host_name != "@local" else host_name  # @local: here
 
 
-class SettingsError(ValueError):
-    """One or more settings are wrong; the message lists each with its fix."""
+class SettingsError(ValueError, PyinfraError):
+    """One or more settings are wrong; the message lists each with its fix. A PyinfraError: pyinfra's command
+    line shows it as one block (`--> pyinfra error: ...`) and exits non-zero, no traceback."""
 
 
 @dataclass(frozen=True)

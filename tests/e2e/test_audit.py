@@ -59,6 +59,7 @@ def test_bad_settings_stop_before_any_fact_is_read(host: TestHost, tmp_path: Pat
     assert res.returncode != 0
     assert "triton_http_port = 'http': must be a whole number" in out
     assert "torch_varaint: unknown setting (a typo?); did you mean torch_variant?" in out
+    assert "--> pyinfra error" in out and "Traceback" not in out  # one block, as pyinfra shows its own errors
     assert "== audit of" not in out
     assert not (tmp_path / "r.json").exists()
 
