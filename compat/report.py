@@ -118,8 +118,9 @@ def _trust(state_dir: str) -> str:
     found = state_seal.key()
     if found:
         return (
-            f"  trust    the controller's state on the persistent path ({state_dir}) is sealed with your key "
-            f"({found[1]}): a lock or digest altered on the drive is not trusted, its cache is checked anew"
+            f"  trust    the controller's locks and digests on the persistent path ({state_dir}) are sealed with "
+            f"your key ({found[1]}): one altered on the drive is not trusted, its cache is checked anew; the "
+            "models' files there (the hub's cache, hub folders) are read as they are"
         )
     return (
         f"  trust    the controller's state is on the persistent path ({state_dir}): whoever can write that drive "

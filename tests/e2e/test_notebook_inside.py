@@ -95,7 +95,7 @@ def test_a_notebook_reset_is_reprovisioned_from_inside_with_nothing_downloaded(
         kinds = host.ssh(f"find {snapshots} -mindepth 2 -printf '%y\\n' | sort | uniq -c").stdout.split()
         assert kinds[1::2] == ["f"] and int(kinds[0]) >= 3, kinds  # the files themselves, no link
         assert f"kept on the controller: {PERSIST}/controller/venv-locks/" in out, out[-6000:]
-        assert "trust    the controller's state on the persistent path" in out and "is sealed with your key" in out
+        assert "trust    the controller's locks and digests on the persistent path" in out and "are sealed" in out
         locks = shlex.quote(f"{PERSIST}/controller/venv-locks")
         sealed = host.ssh(f"cd {locks} && find . -name '*.hmac' | sort").stdout.split()
         assert any(p.endswith(".lock.hmac") for p in sealed) and any("/snapshots/" in p for p in sealed), sealed

@@ -92,4 +92,4 @@ def test_the_plan_says_whether_the_drive_is_trusted_or_sealed(keyless, monkeypat
     monkeypatch.setenv(state_seal.KEY_NAME, "k")
     state_seal.key.cache_clear()
     line = report._trust(notebook.controller_state_dir)
-    assert f"is sealed with your key (${state_seal.KEY_NAME})" in line and "'k'" not in line and " k " not in line
+    assert f"are sealed with your key (${state_seal.KEY_NAME})" in line and "'k'" not in line and " k " not in line
