@@ -16,13 +16,12 @@ from pyinfra.operations import files
 from compat import lock_digests, offline, preflight, report
 from compat.assessment import Decisions
 from compat.build import cache_proof, image_parts, image_registry_url
-from compat.reading import read_host_timed
+from compat.reading import HostReading, read_host_timed
 from compat.tables import UV_VERSION, UV_WHEELS
 from compat.venv_plan import VenvPlan, apt_digest_store
 from config.layout import Layout
 from config.settings import Settings, host_key
 from facts.http import UrlSize
-from facts.system import MachineId
 from run import run_summary
 from tasks import (
     apt_packages,
@@ -109,34 +108,30 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
     size = host.get_fact(UrlSize, url=artifact.url, **via) if via is not None else None
     server = serve_models.server_change(settings, layout, decisions, reading.gpu_ids)
     print(report.plan(host.name, settings, decisions, cached, server, size, installed, relay), flush=True)
-    install(
-        settings, layout, decisions, reading.gpu_ids, venv_plan, cached, installed, decisions.machine, relay, env_plans
-    )
+    install(reading, venv_plan, cached, installed, relay, env_plans)
     return settings
 
 
 def install(
-    settings: Settings,
-    layout: Layout,
-    decisions: Decisions,
-    gpu_ids: list[int],
+    reading: HostReading,
     venv_plan: VenvPlan,
     artifact_verified: bool,
     artifact_installed: bool,
-    arch: str,
     relay: str = "",
     env_plans: Mapping[str, VenvPlan] | None = None,
 ) -> None:
-    """Every step, each an idempotent operation, in order. relay: the controller's cache folder where the
-    host's downloads go through it (tasks/controller_downloads.py), else "". env_plans: the models' own
-    environments (model name -> its plan)."""
+    """Every step, each an idempotent operation, in order, for the host as read (its settings, layout, the
+    rules' decisions). relay: the controller's cache folder where the host's downloads go through it
+    (tasks/controller_downloads.py), else "". env_plans: the models' own environments (model name -> its plan)."""
+    settings, layout, decisions = reading.settings, reading.layout, reading.assessment.decisions
     env_plans = env_plans or {}
     # a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
     venv.restore_started(name="venv snapshot unpacking (background)", plan=venv_plan)
     net = network_settings(settings, layout)
-    apt_libraries(settings, layout, decisions, net, relay)
+    apt_store = apt_digest_store(settings, host_key(host.name, reading.facts.machine_id))  # by name and who it is
+    apt_libraries(settings, layout, decisions, net, relay, apt_store)
     triton_server(settings, layout, decisions, artifact_verified, artifact_installed, net, relay)
-    standalone_python(settings, layout, decisions, arch, net, relay)
+    standalone_python(settings, layout, decisions, decisions.machine, net, relay)
     environment.configured(layout=layout, libpython_dir=decisions.libpython_dir, python=decisions.script_python)
     python_packages(settings, layout, venv_plan, net)
     model_envs.built(env_plans, net)
@@ -144,13 +139,13 @@ def install(
     mode = None if settings.triton_user == "root" else "755"
     files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode=mode)
     # models, the repository and the server: restarted only when what it runs changed
-    serving = dict(serve(settings, layout, decisions, gpu_ids, relay))
+    serving = dict(serve(settings, layout, decisions, reading.gpu_ids, relay))
     # the venv's snapshot, taken once the server has run: it then holds the bytecode that the stub's
     # imports (torch, numpy) compiled, so a server started after a reset skips that work
     if settings.venv_snapshot:
         venv.snapshot_saved(name="venv snapshot on the persistent path", plan=venv_plan)
         model_envs.snapshots_saved(env_plans)
-    older_versions_pruned(settings, layout, decisions, venv_plan, serving, arch, env_plans)
+    older_versions_pruned(settings, layout, decisions, venv_plan, serving, decisions.machine, env_plans)
 
 
 def network_settings(settings: Settings, layout: Layout) -> NetworkArgs:
@@ -162,10 +157,12 @@ def network_settings(settings: Settings, layout: Layout) -> NetworkArgs:
     return network.shell_args(layout.network_settings_file, settings.network_env)
 
 
-def apt_libraries(settings: Settings, layout: Layout, decisions: Decisions, net: NetworkArgs, relay: str = "") -> None:
+def apt_libraries(
+    settings: Settings, layout: Layout, decisions: Decisions, net: NetworkArgs, relay: str, apt_store: str
+) -> None:
     """apt runtime libraries the build and the stub need on this distro (cached on the persistent path);
-    relay: the controller's cache folder where the .debs go through it, else ""."""
-    apt_store = apt_digest_store(settings, host_key(host.name, host.get_fact(MachineId)))  # by name and who it is
+    relay: the controller's cache folder where the .debs go through it, else ""; apt_store: where the
+    controller keeps the apt cache's digest ("" for nowhere)."""
     apt_packages.installed(
         name="apt runtime libraries",
         packages=decisions.apt_packages,
