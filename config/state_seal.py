@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import secrets
 import stat
 from functools import cache
 from pathlib import Path
@@ -66,15 +67,21 @@ def _seal(path: Path, text: str, secret: bytes) -> str:
 
 
 def sealed(path: Path, text: str) -> None:
-    """Write an anchor (aside, then renamed) with its seal beside it where a key is given."""
+    """Write an anchor with its seal beside it where a key is given (each written aside, then renamed)."""
     found = key()
     path.parent.mkdir(parents=True, exist_ok=True)
-    for target, body in ((path, text), *(((_sidecar(path), _seal(path, text, found[0]) + "\n"),) if found else ())):
-        part = target.with_name(f".{target.name}.{os.getpid()}.part")
-        part.write_text(body)
-        part.replace(target)
-    if not found:
+    _replace(path, text)
+    if found:
+        _replace(_sidecar(path), _seal(path, text, found[0]) + "\n")
+    else:
         _sidecar(path).unlink(missing_ok=True)  # an old seal would not agree with the new text
+
+
+def _replace(target: Path, body: str) -> None:
+    """body at target, written aside under a name of its own (the run's hosts may keep one lock at once)."""
+    part = target.with_name(f".{target.name}.{secrets.token_hex(6)}.part")
+    part.write_text(body)
+    part.replace(target)
 
 
 def trusted(path: Path) -> str | None:

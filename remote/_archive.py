@@ -232,13 +232,11 @@ _NOFOLLOW = getattr(_os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(_os, "O_DIRECTORY", 0)
 
 
-def _open_folder(name, dir_fd, create):
-    """A real folder (never a link to one) opened as a descriptor: made (0755) where create and it is absent."""
+def _open_folder(name, dir_fd):
+    """A real folder (never a link to one) opened as a descriptor: made (0755) where it is absent."""
     try:
         return _os.open(name, _os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=dir_fd)
     except FileNotFoundError:
-        if not create:
-            raise
         _os.mkdir(name, 0o755, dir_fd=dir_fd)
         return _os.open(name, _os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=dir_fd)
     except OSError as exc:  # ELOOP or ENOTDIR: a link or a file where a folder must be
@@ -256,7 +254,7 @@ def write_inside(tree, rel, src, mode=0o644):
     fd = _os.open(tree, _os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
     try:
         for part in parts[:-1]:
-            inner = _open_folder(part, fd, create=True)
+            inner = _open_folder(part, fd)
             _os.close(fd)
             fd = inner
         try:

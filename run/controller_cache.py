@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from remote._common import printable
 from remote._common import sha256 as _sha256
 from remote._http import OPENER, masked, request
 
@@ -112,7 +113,7 @@ def _download(url: str, sha256: str, cache_dir: Path, size: int | None = None) -
 
 def shown(url: str) -> str:
     """A URL as a message shows it: its password masked, what a terminal would act on escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in masked(url))
+    return printable(masked(url))
 
 
 def fetched(url: str | Callable[[], str], sha256: str, cache_dir: Path, size: int | None = None) -> Path:

@@ -117,15 +117,13 @@ def installed(
     )
     if stale:
         # lists past their age: apt may find newer packages than the recorded .debs, so apt installs
+        allowed = apt_relay.origins(relay_origins)
         if relay and update is not None:
-            allowed = apt_relay.origins(relay_origins)
             yield apt_lists_relay.updated(apt_options(cache_dir), f"{cache_dir}/lists/partial", relay, update, allowed)
         else:
             yield update
         if relay:
-            yield apt_relay.sent(
-                apt_options(cache_dir), missing, f"{cache_dir}/archives", relay, apt_relay.origins(relay_origins)
-            )
+            yield apt_relay.sent(apt_options(cache_dir), missing, f"{cache_dir}/archives", relay, allowed)
         yield install
     else:
         # A reset host (its package set the one recorded): dpkg alone, from the recorded .debs; anywhere

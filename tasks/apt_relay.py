@@ -37,12 +37,14 @@ ARCHIVE_HOSTS = (
 _APT_PATH = re.compile(r"^(/[A-Za-z0-9._~+-]+)*/(dists/[A-Za-z0-9._~+-]+|pool)(/[A-Za-z0-9._~+%-]+)+$")
 
 
+_ARCHIVES = [f"{scheme}://{name}" for name in ARCHIVE_HOSTS for scheme in ("http", "https")]
+
+
 def origins(setting: str) -> frozenset[str]:
     """The origins (scheme://host[:port]) of apt_relay_origins, "auto" as Debian's and Ubuntu's archives."""
     found: set[str] = set()
     for origin in setting.split(","):
-        auto = [f"{scheme}://{name}" for name in ARCHIVE_HOSTS for scheme in ("http", "https")]
-        found.update(auto if origin == "auto" else [origin.lower()])
+        found.update(_ARCHIVES if origin == "auto" else [origin.lower()])
     return frozenset(found)
 
 

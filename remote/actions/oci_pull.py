@@ -98,12 +98,12 @@ class Registry:
             try:
                 return OPENER.open(req, timeout=self.timeout)
             except urllib.error.HTTPError as exc:
-                if exc.code != 401 or self.token or self.basic:
-                    if exc.code == 401 and self.basic:
-                        raise ImageRefused(
-                            6, f"{self.url} refused user {self.user!r} and its secret (HTTP 401): check "
-                            "triton_registry_user and triton_registry_api_key"
-                        ) from None  # fmt: skip
+                if exc.code == 401 and self.basic:
+                    raise ImageRefused(
+                        6, f"{self.url} refused user {self.user!r} and its secret (HTTP 401): check "
+                        "triton_registry_user and triton_registry_api_key"
+                    ) from None  # fmt: skip
+                if exc.code != 401 or self.token:
                     raise
                 self._answer(exc.headers.get("WWW-Authenticate", ""))
         raise ImageRefused(6, f"{self.url} refused the token its own service gave")

@@ -238,3 +238,8 @@ def test_the_mirror_counts_the_bytes_a_get_sends_and_none_for_a_head(mirror) -> 
     assert mirror_bytes(mirror, 0) == 0
     urllib.request.urlopen(url, timeout=10).read()
     assert mirror_bytes(mirror, 0) == 5000
+
+
+def test_a_url_a_host_printed_is_shown_masked_with_what_a_terminal_acts_on_escaped() -> None:
+    shown = controller_cache.shown("http://ops:s3cret@deb.debian.org/debian/pool/\x1b[2Jx.deb")
+    assert shown == "http://ops:***@deb.debian.org/debian/pool/\\x1b[2Jx.deb"
