@@ -7,16 +7,14 @@ a regular file). DEST's folder is walked from / one folder at a time (O_NOFOLLOW
 (0755: the server's user reads uploaded models); a link on the way is followed only where it lies in a folder
 only root may change (the install's `current`), never in one another user can write (apt's `_apt`-owned
 lists/partial/, a model folder of the server's user). The copy is written into a fresh 0700 directory in the
-deepest such root-only folder on DEST's disk, hashed and given MODE through its own descriptor (with SHA256:
-refused, and nothing placed, where its sha256 differs), then renamed over DEST. Where no root-only folder lies
-on DEST's disk, it is staged under a random name beside DEST and must still be that file once renamed.
-Every upload under sudo and every file the controller relays takes this way.
+deepest such root-only folder on DEST's disk, given MODE through its own descriptor (with SHA256: hashed as
+it is copied, refused and nothing placed where its sha256 differs), then renamed over DEST. Where no
+root-only folder lies on DEST's disk, it is staged under a random name beside DEST and must still be that
+file once renamed. Every upload under sudo and every file the controller relays takes this way.
 """
 
 import contextlib
-import hashlib
 import os
-import secrets
 import stat
 import sys
 
@@ -78,9 +76,16 @@ def stage_in(opened: list) -> tuple:
             best = fd
     if best is None:
         return folder_fd, None, ""
-    name = f".triton-stage.{secrets.token_hex(8)}"
+    name = f".triton-stage.{os.urandom(8).hex()}"
     os.mkdir(name, 0o700, dir_fd=best)
     return os.open(name, FOLDER, dir_fd=best), best, name
+
+
+def _hasher():
+    """A sha256 hasher; hashlib imported only where a file is checked (most uploads are not)."""
+    import hashlib
+
+    return hashlib.sha256()
 
 
 def install(source: str, dest: str, mode: int, sha256: str = "") -> None:
@@ -96,15 +101,16 @@ def install(source: str, dest: str, mode: int, sha256: str = "") -> None:
         opened = walk(os.path.dirname(dest))
         folder_fd, name = opened[-1][0], os.path.basename(dest)
         stage_fd, holder, stage_name = stage_in(opened)
-        staged = "file" if holder is not None else f".{name}.{secrets.token_hex(8)}.new"
+        staged = "file" if holder is not None else f".{name}.{os.urandom(8).hex()}.new"
         try:
             out = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600, dir_fd=stage_fd)
-            digest = hashlib.sha256()
+            digest = _hasher() if sha256 else None  # hashlib's import: about 4 ms of the script's 20
             with os.fdopen(out, "wb") as f:
                 for chunk in iter(lambda: os.read(src, 1 << 20), b""):
-                    digest.update(chunk)
+                    if digest is not None:
+                        digest.update(chunk)
                     f.write(chunk)
-                if sha256 and digest.hexdigest() != sha256:
+                if digest is not None and digest.hexdigest() != sha256:
                     raise Refused(
                         f"{dest}: the controller's copy has sha256 {digest.hexdigest()}, not {sha256}: removed, "
                         "nothing installed. Remove the controller's cached copy (controller_cache_dir) and run again"
