@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from config.ports import port_conflicts
 from config.secrets import mask
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -221,7 +222,7 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_http_port": _port,
     "triton_grpc_port": _port,
     "triton_metrics_port": _port,
-    "triton_upgrade": _one_of("handover", "restart"),
+    "triton_upgrade": _one_of("front", "handover", "restart"),
     "triton_omp_wait_policy": _one_of("passive", "active", ""),
     "triton_metrics_handover_port": lambda v: None if v == 0 else _port(v),
     "venv_snapshot": lambda v: None,
@@ -314,11 +315,7 @@ def cross_checks(v: dict[str, Any]) -> list[str]:
             "set all three (the URL of a python-build-standalone install_only archive, its sha256, its full "
             "version X.Y.Z), or none and uv installs a standalone CPython (python_standalone_version may name it)"
         )
-    ports = [v["triton_http_port"], v["triton_grpc_port"], v["triton_metrics_port"]]
-    if len(set(ports)) != 3:
-        out.append(f"triton_http_port, triton_grpc_port and triton_metrics_port must differ, got {ports}")
-    elif (handover := v["triton_metrics_handover_port"] or v["triton_metrics_port"] + 1) in ports:
-        out.append(f"triton_metrics_handover_port {handover} is one of the other ports {ports}: set a free one")
+    out += port_conflicts(v)
     if not v["torch_index_url"] and not v["pip_find_links"]:
         out.append("torch_index_url and pip_find_links are both empty: pip has nowhere to get torch from")
     registry = urlparse(v["triton_image_registry_url"] or "https://x")

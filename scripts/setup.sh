@@ -13,9 +13,10 @@ apt_needs=()
 # the test bed's hosts (testbed/); the e2e tests make a standalone-Python stand-in from the controller's
 # CPython (tests/e2e/artifacts.py); libfuse2: the test bed's slow /persist (testbed/throttle.py); zstd: the
 # venv snapshot tests; the real parts users have (tests/e2e/test_registries.py): docker-registry (the CNCF distribution
-# registry), skopeo to push into it, apache2-utils for its htpasswd
+# registry), skopeo to push into it, apache2-utils for its htpasswd; haproxy, the front a build upgrade
+# switches (compat/front.py); libb64-0d, which NVIDIA's perf_analyzer (in the tritonclient wheel) links
 [ "${1:-}" = "--test" ] && apt_needs+=(debootstrap openssh-server openssh-client ca-certificates util-linux mount
-  tar procps patchelf shellcheck libfuse2 zstd docker-registry skopeo apache2-utils)
+  tar procps patchelf shellcheck libfuse2 zstd docker-registry skopeo apache2-utils haproxy libb64-0d)
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
   for pkg in "${apt_needs[@]}"; do

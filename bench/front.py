@@ -1,0 +1,343 @@
+"""Clients that keep their connections through a build upgrade (issue 56 part 2), measured on the real
+Triton with the real clients: NVIDIA's perf_analyzer over HTTP (libcurl keep-alive) and gRPC, a reused
+`tritonclient.grpc` client, a reused `tritonclient.http` client (geventhttpclient keep-alive) and a poller
+that opens a new connection per request. Two designs, each through one handover from an old server to a
+new one while every client runs:
+- `steered` (the handover before the front): both servers on the public ports (SO_REUSEPORT), new
+  connections steered to the new one (remote/_reuseport.py), then SIGTERM to the old one;
+- `haproxy`: Debian's HAProxy on the public ports, each server on ports of its own (a slot), the backend
+  switched to the new server through HAProxy's runtime socket (per request: a kept client connection stays
+  with HAProxy, its next request goes to the new server), then SIGTERM to the old one.
+And the front's cost at rest: perf_analyzer's throughput and p99 straight to Triton and through HAProxy,
+and HAProxy's memory at rest and under that load.
+
+    python -m bench.front [--runs 1] [--seconds 12]
+
+Needs haproxy and libb64-0d (scripts/setup.sh --test) and the nvidia-cuda-runtime-cu12 wheel (perf_analyzer
+loads libcudart.so.12 even for CPU work). Runs on this machine as the current user; no test host, no GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from bench.reuse_port import prepared
+from remote._reuseport import steer_ports
+
+PUBLIC = {"http": 18700, "grpc": 18701, "metrics": 18702}
+SLOTS = {"a": {"http": 18710, "grpc": 18711, "metrics": 18712}, "b": {"http": 18720, "grpc": 18721, "metrics": 18722}}
+HAPROXY = "/usr/sbin/haproxy"
+
+
+def _venv_site() -> Path:
+    return Path(sys.executable).parents[1] / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def perf_env() -> dict[str, str]:
+    """perf_analyzer's environment: libcudart.so.12 from the nvidia-cuda-runtime-cu12 wheel."""
+    lib = _venv_site() / "site-packages" / "nvidia" / "cuda_runtime" / "lib"
+    if not (lib / "libcudart.so.12").exists():
+        raise SystemExit(
+            "perf_analyzer needs libcudart.so.12: pip install nvidia-cuda-runtime-cu12 (requirements-test)"
+        )
+    return {**os.environ, "LD_LIBRARY_PATH": str(lib)}
+
+
+class Server:
+    """One tritonserver on the given ports (shared with another where reuse), started and waited for."""
+
+    def __init__(self, root: Path, ports: dict[str, int], name: str, reuse: bool) -> None:
+        env = {**os.environ, "LD_LIBRARY_PATH": str(root / "tritonserver" / "lib")}
+        env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"  # the stub's python3 and numpy: this venv's
+        self.log = root / f"{name}.log"
+        argv = [
+            str(root / "tritonserver" / "bin" / "tritonserver"),
+            f"--model-repository={root / 'repo'}", f"--backend-directory={root / 'tritonserver' / 'backends'}",
+            "--http-address=127.0.0.1", "--grpc-address=127.0.0.1", "--metrics-address=127.0.0.1",
+            f"--http-port={ports['http']}", f"--grpc-port={ports['grpc']}", f"--metrics-port={ports['metrics']}",
+            f"--reuse-http-port={str(reuse).lower()}", f"--reuse-grpc-port={str(reuse).lower()}",
+            "--exit-timeout-secs=10", "--model-control-mode=explicit", "--load-model=fast", "--load-model=slow",
+        ]  # fmt: skip
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while not self.ready(ports["http"]):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not start: {self.log.read_text()[-2000:]}")
+            time.sleep(0.1)
+
+    def ready(self, port: int) -> bool:
+        """Its log says it listens and it answers ready (a port shared with another: the log alone)."""
+        if "Started GRPCInferenceService" not in self.log.read_text():
+            return False
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/health/ready", timeout=2) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
+def _settings(root: Path):
+    """The provisioner's settings for the public ports here (compat/front.py derives the slots' from them)."""
+    from config.settings import load
+
+    ports = {f"triton_{service}_port": port for service, port in PUBLIC.items()}
+    return dataclasses.replace(load(ports), triton_home=str(root / "home"))
+
+
+def haproxy_config(root: Path, active: str, server_close: bool = True) -> str:
+    """The front as the provisioner writes it (compat/front.py); without server_close, the variant that
+    keeps backend connections (measured at rest, below)."""
+    from compat.front import front_config
+    from config.layout import Layout
+
+    settings = _settings(root)
+    text = front_config(settings, Layout(settings), active)
+    return text if server_close else text.replace("  option http-server-close\n", "")
+
+
+def admin_socket(root: Path) -> Path:
+    from compat.front import admin_socket as where
+    from config.layout import Layout
+
+    return Path(where(Layout(_settings(root))))
+
+
+def switched(root: Path, old: str, new: str) -> None:
+    """The provisioner's switch (remote/actions/front_switch.py): every backend to the new slot, the old
+    slot drained of what it holds."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "remote" / "actions"))
+    import front_switch
+
+    if front_switch.main(str(admin_socket(root)), old, new, "30") != 0:
+        raise RuntimeError("the front refused the switch")
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def perf_analyzer(protocol: str, port: int, requests: int, out: Path) -> subprocess.Popen:
+    """perf_analyzer at concurrency 2 on model `fast`: until `requests` answers (or its first failure), or
+    (requests 0) in 3-second windows until stable, as its figures at rest are taken."""
+    count = (
+        ["--request-count", str(requests)] if requests else ["--measurement-interval", "3000", "-s", "25", "-r", "20"]
+    )
+    argv = [
+        str(Path(sys.executable).parent / "perf_analyzer"), "-m", "fast", "-u", f"127.0.0.1:{port}",
+        "-i", protocol, "--concurrency-range", "2:2", *count, "-f", str(out),
+    ]  # fmt: skip
+    return subprocess.Popen(argv, env=perf_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def perf_figures(out: Path) -> dict[str, float]:
+    """Throughput (inferences/s) and p99 (µs) from perf_analyzer's CSV."""
+    with out.open() as f:
+        row = next(csv.DictReader(f))
+    return {"throughput": float(row["Inferences/Second"]), "p99_us": float(row["p99 latency"])}
+
+
+def client_loop(kind: str, port: int, seconds: float) -> None:
+    """One client for `seconds`, printing {"ok": N, "failed": N, "errors": [...]}: kind grpc and http reuse
+    one tritonclient (its channel, its keep-alive connections); kind poller opens a connection per request."""
+    import numpy as np
+
+    counts: dict[str, object] = {"ok": 0, "failed": 0, "errors": []}
+    if kind == "grpc":
+        import tritonclient.grpc as client_module
+    else:
+        import tritonclient.http as client_module  # type: ignore[no-redef]
+    client = client_module.InferenceServerClient(f"127.0.0.1:{port}") if kind != "poller" else None
+    body = json.dumps({"inputs": [{"name": "X", "datatype": "FP32", "shape": [1], "data": [1.0]}]}).encode()
+    stop = time.monotonic() + seconds
+    while time.monotonic() < stop:
+        try:
+            if client is None:
+                url = f"http://127.0.0.1:{port}/v2/models/fast/infer"
+                with urllib.request.urlopen(urllib.request.Request(url, body), timeout=10) as response:
+                    response.read()
+            else:
+                x = client_module.InferInput("X", [1], "FP32")
+                x.set_data_from_numpy(np.ones(1, dtype=np.float32))
+                client.infer("fast", [x])
+            counts["ok"] += 1  # type: ignore[operator]
+        except Exception as exc:  # a failed request is the measurement
+            counts["failed"] += 1  # type: ignore[operator]
+            counts["errors"].append(str(exc)[:200])  # type: ignore[union-attr]
+        time.sleep(0.005)
+    print(json.dumps(counts))
+
+
+def _clients(seconds: float, perf_requests: int, tmp: Path) -> dict[str, subprocess.Popen]:
+    me = [sys.executable, "-m", "bench.front", "--client"]
+    started = {
+        kind: subprocess.Popen([*me, kind, str(PUBLIC["grpc" if kind == "grpc" else "http"]), str(seconds)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for kind in ("grpc", "http", "poller")
+    }  # fmt: skip
+    for protocol in ("http", "grpc"):
+        started[f"perf_analyzer {protocol}"] = perf_analyzer(
+            protocol, PUBLIC[protocol], perf_requests, tmp / f"handover-{protocol}.csv"
+        )
+    return started
+
+
+def _outcome(kind: str, process: subprocess.Popen) -> str:
+    out, _ = process.communicate(timeout=300)
+    if kind.startswith("perf_analyzer"):
+        errors = [line for line in out.splitlines() if "error" in line.lower() or "Failed" in line]
+        if os.environ.get("BENCH_FRONT_VERBOSE"):
+            print(out[-3000:], file=sys.stderr)
+        return f"rc {process.returncode}" + (f": {errors[0][:120]}" if errors else "")
+    counts = json.loads(out.strip().splitlines()[-1])
+    first = f" ({counts['errors'][0][:100]})" if counts["errors"] else ""
+    return f"{counts['failed']} of {counts['ok'] + counts['failed']} failed{first}"
+
+
+def handover(root: Path, design: str, seconds: float, perf_requests: int) -> dict[str, str]:
+    """Old serving, new started, every client running, then the design's switch and SIGTERM to the old."""
+    steered = design == "steered"
+    old = Server(root, PUBLIC if steered else SLOTS["a"], "old", reuse=steered)
+    front = None if steered else _front(root, server_close=True)[0]
+    new_ports = {**PUBLIC, "metrics": PUBLIC["metrics"] + 100} if steered else SLOTS["b"]
+    new = Server(root, new_ports, "new", reuse=steered)
+    try:
+        if steered:  # new connections to the old one until the new one is proven (as the handover did)
+            steer_ports(old.process.pid, [PUBLIC["http"], PUBLIC["grpc"]], lambda held: 0, os.geteuid())
+        clients = _clients(seconds, perf_requests, root)
+        time.sleep(seconds / 3)  # every client at work on the old server: the moment of a real upgrade
+        if steered:
+            steer_ports(old.process.pid, [PUBLIC["http"], PUBLIC["grpc"]], lambda held: held, os.geteuid())
+        else:
+            switched(root, "a", "b")
+        old.process.send_signal(signal.SIGTERM)
+        outcome = {kind: _outcome(kind, process) for kind, process in clients.items()}
+        old.process.wait(timeout=60)
+        outcome["old server's log"] = "; ".join(
+            line.strip()[:90] for line in old.log.read_text().splitlines() if "Timeout" in line or "Exiting" in line
+        )[:200]
+        return outcome
+    finally:
+        old.stop()
+        new.stop()
+        if front:
+            front.terminate()
+            front.wait()
+
+
+def _worker(master: int) -> int:
+    """The pid of HAProxy's worker (master-worker mode), once it runs."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        children = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout.split()
+        if children:
+            return int(children[0])
+        time.sleep(0.05)
+    raise RuntimeError("haproxy started no worker")
+
+
+UNLOAD_S = 4  # a real model's unload (freeing a torch model's memory) takes seconds: Triton's own log said ~6
+
+
+def _slow_to_unload(root: Path) -> Path:
+    """The repository's `fast` model, which now takes UNLOAD_S to unload (its finalize)."""
+    model = root / "repo" / "fast" / "1" / "model.py"
+    if "finalize" not in model.read_text():
+        model.write_text(model.read_text() + f"\n    def finalize(self):\n        time.sleep({UNLOAD_S})\n")
+    return root
+
+
+def _front(root: Path, server_close: bool) -> tuple[subprocess.Popen, int]:
+    """HAProxy in front of slot a, as configured; (its master, its worker's pid)."""
+    sock = admin_socket(root)
+    sock.unlink(missing_ok=True)
+    sock.parent.mkdir(parents=True, exist_ok=True)
+    (root / "front.cfg").write_text(haproxy_config(root, "a", server_close))
+    front = subprocess.Popen([HAPROXY, "-W", "-db", "-f", str(root / "front.cfg")], stderr=subprocess.DEVNULL)
+    while not sock.exists():
+        time.sleep(0.05)
+    return front, _worker(front.pid)
+
+
+def at_rest(root: Path, requests: int) -> list[tuple[str, str, dict[str, float], int]]:
+    """perf_analyzer straight to Triton and through HAProxy (a backend connection per request, as the
+    provisioner configures it, and kept), one after the other; HAProxy's RSS (master and worker) after each."""
+    server = Server(root, SLOTS["a"], "rest", reuse=False)
+    rows: list[tuple[str, str, dict[str, float], int]] = []
+
+    def measured(path: str, protocol: str, port: int, rss: int | None = None) -> None:
+        out = root / f"rest-{len(rows)}.csv"
+        done = perf_analyzer(protocol, port, requests, out)
+        text, _ = done.communicate(timeout=600)
+        if done.returncode:
+            raise RuntimeError(text[-2000:])
+        rows.append((path, protocol, perf_figures(out), rss() if rss else 0))
+
+    try:
+        for protocol in ("http", "grpc"):
+            measured("straight to Triton", protocol, SLOTS["a"][protocol])
+        for server_close, how in ((True, "a backend connection per request"), (False, "backend connections kept")):
+            front, worker = _front(root, server_close)
+            try:
+                rows.append((f"HAProxy at rest ({how})", "-", {}, rss_kb(front.pid) + rss_kb(worker)))
+                for protocol in ("http", "grpc"):
+                    measured(
+                        f"through HAProxy ({how})", protocol, PUBLIC[protocol],
+                        lambda: rss_kb(front.pid) + rss_kb(worker),  # noqa: B023 (called at once)
+                    )  # fmt: skip
+            finally:
+                front.terminate()
+                front.wait()
+    finally:
+        server.stop()
+    return rows
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--client":
+        client_loop(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=12.0, help="each client's time; the switch at a third")
+    parser.add_argument("--perf-requests", type=int, default=4000, help="perf_analyzer's requests in a handover")
+    parser.add_argument(
+        "--rest-requests", type=int, default=0, help="perf_analyzer's requests at rest (0: until stable)"
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        root = _slow_to_unload(prepared(Path(folder)))
+        for _ in range(args.runs):
+            for design in os.environ.get("BENCH_FRONT_DESIGNS", "steered haproxy").split():
+                outcome = handover(root, design, args.seconds, args.perf_requests)
+                print(f"## {design}")
+                for kind, said in outcome.items():
+                    print(f"- {kind}: {said}", flush=True)
+        print("\n| path | protocol | inferences/s | p99 (µs) | HAProxy RSS after (KiB) |")
+        print("| --- | --- | ---: | ---: | ---: |")
+        for path, protocol, figures, rss in at_rest(root, args.rest_requests):
+            tp, p99 = figures.get("throughput", 0), figures.get("p99_us", 0)
+            print(f"| {path} | {protocol} | {tp:.0f} | {p99:.0f} | {rss} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+"""The server's ports taken together: the three must differ, and so must the ports a handover or the front
+add (triton_upgrade)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# triton_upgrade = "front": the two servers behind the front listen on each public port + these (compat/front.py)
+FRONT_SLOT_OFFSETS = {"a": 10, "b": 20}
+
+
+def port_conflicts(v: dict[str, Any]) -> list[str]:
+    """One message per port the settings give twice, with its fix."""
+    out: list[str] = []
+    ports = [v["triton_http_port"], v["triton_grpc_port"], v["triton_metrics_port"]]
+    if len(set(ports)) != 3:
+        out.append(f"triton_http_port, triton_grpc_port and triton_metrics_port must differ, got {ports}")
+    elif (handover := v["triton_metrics_handover_port"] or v["triton_metrics_port"] + 1) in ports:
+        out.append(f"triton_metrics_handover_port {handover} is one of the other ports {ports}: set a free one")
+    elif v["triton_upgrade"] == "front" and (
+        shared := set(ports) & {p + o for p in ports for o in FRONT_SLOT_OFFSETS.values()}
+    ):
+        out.append(
+            f"triton_upgrade = 'front' puts the servers on each port + 10 and + 20, and {sorted(shared)} is one "
+            f"of the ports {ports} too: choose ports none of which is another's + 10 or + 20"
+        )
+    return out
