@@ -12,6 +12,7 @@ from compat.items import Item, blocker, missing, ok
 from compat.serving import model_backends
 from compat.torch_choice import driver_cuda
 from config.layout import Layout
+from config.ports import FRONT_PACKAGE
 from config.settings import Settings
 from config.versions import version_key
 from facts.image import ImageConfigData
@@ -283,4 +284,10 @@ def runtime_packages(facts: HostFacts, settings: Settings, python_minor: str) ->
     distro, present or not (deploy/uninstall.py lists those it leaves installed)."""
     build, _ = wanted_build(settings, facts.image)
     sonames = [*(build.host_sonames if build else tables.CONTAINER_HOST_SONAMES), f"libpython{python_minor}.so.1.0"]
-    return sorted({p for s in sonames if s not in tables.GLIBC_SONAMES and (p := package_for(s, facts.os))})
+    wanted = {p for s in sonames if s not in tables.GLIBC_SONAMES and (p := package_for(s, facts.os))}
+    return sorted(wanted | {*front_packages(settings)})
+
+
+def front_packages(settings: Settings) -> list[str]:
+    """The front's package where triton_upgrade = "front" (HAProxy: compat/front.py); apt installs it if absent."""
+    return [FRONT_PACKAGE] if settings.triton_upgrade == "front" else []

@@ -7,13 +7,16 @@ steering SO_REUSEPORT groups (bench/front.py, BENCHMARKS.md section 28)."""
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
+
 from config.layout import Layout
+from config.ports import FRONT_PROGRAM as FRONT_PROGRAM
 from config.ports import FRONT_SLOT_OFFSETS as SLOT_OFFSETS
 from config.settings import Settings
 
 SERVICES = ("http", "grpc", "metrics")
-FRONT_PROGRAM = "/usr/sbin/haproxy"  # Debian's and Ubuntu's package `haproxy` (2.6 on Debian 12, 2.8 on 24.04)
-FRONT_PACKAGE = "haproxy"
+DRAIN_S = 60  # how long a switch waits for the old server's requests in flight before its own stop waits
 # How long an idle client connection is kept, and how long one request may take (a long generation).
 CLIENT_IDLE_S = 3600
 REQUEST_S = 3600
@@ -45,7 +48,6 @@ def front_config(settings: Settings, layout: Layout, slot: str) -> str:
         "# Written by triton-provisioner: the front of the Triton server (compat/front.py).",
         "global",
         f"  stats socket {admin_socket(layout)} mode 600 level admin",
-        "  maxconn 4096",
         "defaults",
         "  mode http",
         "  timeout connect 5s",
@@ -67,3 +69,57 @@ def front_config(settings: Settings, layout: Layout, slot: str) -> str:
             off = "" if name == slot else " disabled"
             lines.append(f"  server {name} 127.0.0.1:{slot_ports(settings, name)[service]}{h2}{off}")
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class FrontPlan:
+    """The front on one host: where its files are, both slots' configurations, ports and server arguments."""
+
+    run_dir: str  # root's: front-a.cfg, front-b.cfg, front.slot, front.pid, front.hash, front.log
+    socket: str  # HAProxy's runtime socket, in run_dir/front (the server user's folder)
+    configs: tuple[tuple[str, str], ...]  # (slot, HAProxy's configuration with that slot serving)
+    slot_ports: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]  # (slot, (("http", 8010), ...))
+    slot_args: tuple[tuple[str, tuple[str, ...]], ...]  # (slot, tritonserver's arguments there)
+
+    @property
+    def config_hash(self) -> str:
+        """What the running front must have started from: both slots' configurations (which one serves is
+        the front's state, front.slot, not a change)."""
+        return hashlib.sha256("".join(text for _, text in self.configs).encode()).hexdigest()[:32]
+
+    def ports(self, slot: str) -> tuple[tuple[str, int], ...]:
+        return dict(self.slot_ports)[slot]
+
+    def args(self, slot: str) -> tuple[str, ...]:
+        return dict(self.slot_args)[slot]
+
+    def slot_of(self, http_port: int | None) -> str:
+        """The slot a server listening on this HTTP port is in ("" where none)."""
+        return next((slot for slot, ports in self.slot_ports if dict(ports)["http"] == http_port), "")
+
+
+def slot_args(args: list[str], ports: dict[str, int]) -> tuple[str, ...]:
+    """tritonserver's arguments moved to a slot: its ports, loopback only, no shared ports."""
+    moved = list(args)
+    for flag, value in (
+        *((f"--{service}-port", str(port)) for service, port in ports.items()),
+        *((f"--{service}-address", "127.0.0.1") for service in SERVICES),
+        ("--reuse-http-port", "false"),
+        ("--reuse-grpc-port", "false"),
+    ):
+        moved[moved.index(flag) + 1] = value
+    return tuple(moved)
+
+
+def front_plan(settings: Settings, layout: Layout, args: list[str]) -> FrontPlan | None:
+    """The front of these settings (None where triton_upgrade is not "front"); args: the server's own."""
+    if settings.triton_upgrade != "front":
+        return None
+    ports = {slot: slot_ports(settings, slot) for slot in SLOT_OFFSETS}
+    return FrontPlan(
+        run_dir=layout.run,
+        socket=admin_socket(layout),
+        configs=tuple((slot, front_config(settings, layout, slot)) for slot in SLOT_OFFSETS),
+        slot_ports=tuple((slot, tuple(ports[slot].items())) for slot in SLOT_OFFSETS),
+        slot_args=tuple((slot, slot_args(args, ports[slot])) for slot in SLOT_OFFSETS),
+    )

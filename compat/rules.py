@@ -17,6 +17,7 @@ from compat.build import (
     check_image,
     check_platform,
     choose_artifact,
+    front_packages,
     stub_pythons,
     wanted_build,
 )
@@ -97,7 +98,7 @@ def assess(facts: HostFacts, settings: Settings) -> Assessment:
         torch_variant=torch.variant,
         torch_requirement=torch.requirement,
         torch_index=torch.index,
-        apt_packages=sorted(set(python.apt_packages + library_packages + triton_packages)),
+        apt_packages=sorted({*python.apt_packages, *library_packages, *triton_packages, *front_packages(settings)}),
         venv_pins=venv_pins,
         model_envs=model_envs,
         first_fixes=(f"{wiped.name}: {wiped.detail}; fix: {wiped.fix}",) if wiped else (),

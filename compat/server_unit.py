@@ -6,8 +6,9 @@ from __future__ import annotations
 import hashlib
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from compat.front import FrontPlan, front_plan
 from config.layout import Layout
 from config.settings import Settings
 
@@ -196,6 +197,13 @@ class ServerPlan:
     verified_answers: str = ""  # where the proof keeps each model's in-process answers ("" = not kept)
     python_bytecode: str = ""  # the server user's compiled Python (config/layout.py), for the in-process proof too
     handover_metrics_port: int = 0  # a handover's new server's metrics port while the old has the other; 0: no handover
+    front: FrontPlan | None = None  # triton_upgrade = "front": HAProxy on the ports, the server on a slot's
+
+    def on_slot(self, slot: str) -> ServerPlan:
+        """This plan for the server of one slot behind the front: that slot's arguments and ports, on loopback."""
+        if self.front is None:
+            raise ValueError("no front: the server has no slot")
+        return replace(self, http_host="127.0.0.1", ports=self.front.ports(slot), args=self.front.args(slot))
 
     @property
     def watch_args(self) -> list[str]:
@@ -221,7 +229,10 @@ class ServerPlan:
 
 
 def server_plan(settings: Settings, layout: Layout) -> ServerPlan:
-    """The server plan of these settings."""
+    """The server plan of these settings (behind the front, its arguments are slot a's: the configuration
+    hash is the same whichever slot serves)."""
+    args = server_args(settings, layout)
+    front = front_plan(settings, layout, args)
     return ServerPlan(
         run_dir=layout.run,
         launcher=layout.launcher,
@@ -230,7 +241,7 @@ def server_plan(settings: Settings, layout: Layout) -> ServerPlan:
         models_dir=layout.models,
         http_host=settings.http_connect_host,
         ports=settings.triton_ports,
-        args=tuple(server_args(settings, layout)),
+        args=front.args("a") if front else tuple(args),
         unit=systemd_unit(settings, layout),
         user=settings.triton_user,
         log_watch=tuple(log_watch_args(settings, layout)),
@@ -239,6 +250,7 @@ def server_plan(settings: Settings, layout: Layout) -> ServerPlan:
         handover_metrics_port=(settings.triton_metrics_handover_port or settings.triton_metrics_port + 1)
         if settings.triton_upgrade == "handover"
         else 0,
+        front=front,
     )
 
 

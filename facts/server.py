@@ -22,6 +22,7 @@ class ServerStateData(TypedDict):
     reuse_ports: bool  # started with --reuse-http-port and --reuse-grpc-port: a second server may share them
     metrics_port: int | None  # the metrics port it was started with (a handover alternates two)
     user: str | None  # who it runs as (its effective uid's name, else the uid)
+    http_port: int | None  # the HTTP port it was started with (behind the front: its slot's)
 
 
 UNIT_PATH = "/etc/systemd/system/tritonserver.service"
@@ -57,6 +58,7 @@ class ServerState(FactBase[ServerStateData]):
             reuse_ports=False,
             metrics_port=None,
             user=None,
+            http_port=None,
         )
 
     def process(self, output: list[str]) -> ServerStateData:
@@ -84,11 +86,13 @@ class ServerState(FactBase[ServerStateData]):
                 data["reuse_ports"] = True
             elif line.startswith("METRICS=") and line[8:].isdigit():
                 data["metrics_port"] = int(line[8:])
+            elif line.startswith("HTTP_PORT=") and line[10:].isdigit():
+                data["http_port"] = int(line[10:])
             elif line.startswith("USER="):
                 data["user"] = line[5:] or None
         if data["pid"] is None:
             data["ready"] = data["reuse_ports"] = False
-            data["metrics_port"] = data["user"] = None
+            data["metrics_port"] = data["http_port"] = data["user"] = None
         return data
 
 

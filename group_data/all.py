@@ -163,7 +163,15 @@ triton_metrics_port = 8002
 # was started with the shared ports (every start since this setting; the first change restarts), and
 # memory for two servers' models (else it restarts, saying why). During and after a handover the
 # metrics are on the other of triton_metrics_port and triton_metrics_handover_port (0: the metrics port
-# + 1): Triton cannot share that port; `deploy/status.py` says which. "restart": stop, then start.
+# + 1): Triton cannot share that port; `deploy/status.py` says which. A client that keeps its connection
+# (a gRPC channel, HTTP keep-alive: perf_analyzer, a reused tritonclient) stays with the old server while it
+# stops, and may see requests fail (BENCHMARKS.md section 28). "front": Debian's HAProxy (installed with the
+# runtime libraries) holds the three ports and hands each request to the server that serves now; the servers
+# listen on 127.0.0.1 at each port + 10 and + 20, one after the other. A build upgrade starts the new server
+# on the other ports, proves it there, then switches HAProxy to it per request (a kept connection's next
+# request goes to the new server) and stops the old one once it has nothing in flight: no request fails for
+# any client, and the metrics stay on triton_metrics_port. It costs a hop (~0.2-0.3 ms, 20 MiB; section 28).
+# Without systemd only, for now (a systemd host is refused, nothing changed). "restart": stop, then start.
 triton_upgrade = "handover"
 triton_metrics_handover_port = 0
 # Models are loaded through Triton's repository API (--model-control-mode=explicit): a model added,

@@ -96,7 +96,8 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
         }
     plans = [venv_plan, *env_plans.values()]
     unsafe_lock = controller_downloads.unsafe_lock(plans) if relay else (venv_plan.lock_store, "")
-    refused = preflight.refusal(host.name, settings, has_zstd, gaps, sdists, unsafe_lock)
+    systemd = bool(reading.facts.init and reading.facts.init["systemd"])
+    refused = preflight.refusal(host.name, settings, has_zstd, gaps, sdists, unsafe_lock, systemd)
     if refused:
         print("\n".join(refused.shown), flush=True)
         run_summary.refuse(state, host, refused.reason, "provision")

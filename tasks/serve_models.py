@@ -18,7 +18,7 @@ from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
 from run import run_summary
-from tasks import hub_relay, model_control, models, network, server_handover, server_process, server_user, switch
+from tasks import front, hub_relay, model_control, models, network, server_handover, server_process, server_user, switch
 from tasks.triton_install import installed_dir
 
 
@@ -125,6 +125,8 @@ def serve(
         verify=models.verify_spec(settings.models, layout, gpu_ids, decisions.model_serving, digests),
         python=decisions.script_python,
     )
+    if server.front:  # after the server: a first start's server is proven on its slot, then the front comes up
+        front.running(name="the front (HAProxy) on the server's ports", front=server.front, user=settings.triton_user)
     return targets
 
 

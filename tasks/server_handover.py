@@ -11,11 +11,12 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand
 
 import remote
+from compat.front import other_slot
 from compat.server_unit import ServerPlan
 from facts.memory import ModelMemory
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerStateData
-from tasks import server_wait, switch
+from tasks import front, server_wait, switch
 from tasks.command_chain import all_of, with_rollback
 from tasks.model_control import tight
 
@@ -23,15 +24,18 @@ from tasks.model_control import tight
 def refusal(plan: ServerPlan, state: ServerStateData) -> str:
     """Why this restart cannot be a handover, in words ("" where it can; "-" where there is nothing to hand
     over from or the settings ask for a restart: nothing to say)."""
-    if not plan.handover_metrics_port or not (state["pid"] and state["ready"] and state["config_hash"]):
+    handover = plan.handover_metrics_port or plan.front
+    if not handover or not (state["pid"] and state["ready"] and state["config_hash"]):
         return "-"
     if state.get("user") and state["user"] != plan.user:
         return f"the new server's user ({plan.user}) cannot share the ports of {state['user']}'s server"
-    if not state["reuse_ports"]:
+    if plan.front and not plan.front.slot_of(state["http_port"]):
+        return "the running server is not behind the front (started before triton_upgrade = 'front'): restarted once"
+    if not plan.front and not state["reuse_ports"]:
         return "the running server was started without shared ports (by an earlier version): restarted this once"
     if state["stale"]:
         return f"other servers of ours run ({', '.join(map(str, state['stale']))}): stopped, then a restart"
-    port = new_metrics_port(plan, state)
+    port = dict(plan.front.ports(new_slot(plan, state)))["metrics"] if plan.front else new_metrics_port(plan, state)
     held = [h for h in host.get_fact(ListeningPorts).get(port, []) if h["pid"] != state["pid"]]
     if held:
         return f"the new server's metrics port {port} is held by {held[0]['process']} (pid {held[0]['pid']})"
@@ -40,6 +44,11 @@ def refusal(plan: ServerPlan, state: ServerStateData) -> str:
     if short:
         return "a second server's models do not fit beside the running one's: " + "; ".join(short.values())
     return ""
+
+
+def new_slot(plan: ServerPlan, state: ServerStateData) -> str:
+    """Behind the front, the slot the new server starts on: the one the running server is not on."""
+    return other_slot(plan.front.slot_of(state["http_port"])) if plan.front else ""
 
 
 def new_metrics_port(plan: ServerPlan, state: ServerStateData) -> int:
@@ -76,7 +85,10 @@ def handed_over(
     systemd: bool = False,
 ) -> StringCommand:
     """The handover's one command: the new server beside the old, steered to, proven, the old one stopped;
-    or, where the new one fails, stopped, the links back, the old one (never stopped) proven again."""
+    or, where the new one fails, stopped, the links back, the old one (never stopped) proven again. Behind
+    the front: proven on its slot (proven: that proof), then the front switched to it."""
+    if plan.front:
+        return _behind_front(plan, state, links, wanted_hash, python, models, proven, recorded)
     port = new_metrics_port(plan, state)
     where = " in tritonserver.service" if systemd else ""
     say = f"server: the new one starts beside Triton pid {state['pid']}{where} (metrics on port {port}); no restart"
@@ -122,5 +134,57 @@ def handed_over(
         "The new server failed (above) and was stopped; the old one never stopped serving, with the Triton "
         "install, venv and model repository it ran. Fix the cause named above, then run again.",
         "The new server failed (above), and so did steering back to the old one (above).",
+        "the new server stopped, the old one serves on",
+    )
+
+
+def _behind_front(
+    plan: ServerPlan,
+    state: ServerStateData,
+    links: tuple[tuple[str, str], ...],
+    wanted_hash: str,
+    python: str,
+    models: list[str],
+    proven: list[StringCommand],
+    recorded: StringCommand,
+) -> StringCommand:
+    """The new server on the other slot, ready and proven there, the front switched to it (the old slot
+    drained), the old one stopped; where the new one fails, it is stopped and the front (switched back where
+    it had switched) goes on handing every request to the old one, which never stopped."""
+    assert plan.front is not None
+    old, new = plan.front.slot_of(state["http_port"]), new_slot(plan, state)
+    there = plan.on_slot(new)
+    say = f"server: the new one starts on slot {new} beside Triton pid {state['pid']} (slot {old}); no restart"
+    steps = [
+        StringCommand("echo", QuoteString(say), ">", QuoteString(f"{plan.run_dir}/proof.txt")),
+        switch.command(links),
+        _handover(there, "start", wanted_hash, there.args),
+        server_wait.ready(there, python, models, server_wait.server_log(plan, False), "tritonserver.pid.new"),
+        *proven,
+        front.switched(plan.front, plan.user, old, new),
+        StringCommand(
+            "echo",
+            QuoteString(f"front: every request now goes to the new server (slot {new})"),
+            ">>",
+            QuoteString(f"{plan.run_dir}/proof.txt"),
+        ),
+        front.slot_recorded(plan.front, new),
+        _handover(plan, "finish", wanted_hash),
+        recorded,
+    ]
+    back = [
+        StringCommand(front.switched(plan.front, plan.user, new, old), "||", "true"),
+        front.slot_recorded(plan.front, old),
+        _handover(plan, "abandon", state["config_hash"] or ""),
+        switch.command(switch.previous(links) or links),
+        server_wait.ready(plan.on_slot(old), python, ["smoke"], ""),
+    ]
+    return with_rollback(
+        steps,
+        back,
+        "The new server failed (above) and was stopped; the old one never stopped serving, with the Triton "
+        "install, venv and model repository it ran, and the front hands it every request. Fix the cause named "
+        "above, then run again.",
+        "The new server failed (above), and so did handing every request back to the old one (above).",
         "the new server stopped, the old one serves on",
     )

@@ -12,20 +12,23 @@ from pyinfra.api import OperationError, QuoteString, StringCommand, operation
 
 import remote
 from compat.server_unit import ServerPlan, why_start
+from facts.front import FrontState
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState, ServerStateData
 from facts.system import InitSystem
 from run import host_log
+from tasks import front as front_tasks
 from tasks import model_control, server_handover, server_wait, switch
 from tasks.command_chain import all_of, with_rollback
 from tasks.models import ModelCheck
 
 
 def _port_holders(plan: ServerPlan, ours: set[int]) -> list[str]:
-    """Each of our ports held by a process that is not our server: 'port P: NAME (pid N)'."""
+    """Each of our ports held by a process that is not our server (nor our front): 'port P: NAME (pid N)'."""
     listening = host.get_fact(ListeningPorts)
     held = []
-    for label, port in plan.ports:
+    slots = plan.front.slot_ports if plan.front else ()
+    for label, port in [*plan.ports, *((f"{name} (slot {slot})", p) for slot, ports in slots for name, p in ports)]:
         for h in listening.get(port, []):
             if h["pid"] in ours:
                 continue
@@ -134,6 +137,10 @@ def running(
     state = host.get_fact(ServerState, plan.run_dir, plan.http_host, plan.http_port, plan.models_dir)
     systemd = host.get_fact(InitSystem)["systemd"]
     proof_file = f"{plan.run_dir}/proof.txt"
+
+    def prove_on(where: ServerPlan) -> list[StringCommand]:
+        return [_verified(where, verify, in_process, proof_file)] if verify else []
+
     change = _Change(
         plan=plan,
         state=state,
@@ -141,7 +148,8 @@ def running(
         links=links,
         models=models,
         loaded=loaded,
-        proven=[_verified(plan, verify, in_process, proof_file)] if verify else [],
+        proven=prove_on(plan),
+        prove_on=prove_on,
         python=python,
         proof_file=proof_file,
     )
@@ -162,6 +170,7 @@ class _Change:
     models: list[str]
     loaded: dict[str, str]
     proven: list[StringCommand]  # the proof by inference, where models are verified
+    prove_on: Callable[[ServerPlan], list[StringCommand]]  # that proof of another plan's server (a slot's)
     python: str
     proof_file: str
 
@@ -170,6 +179,8 @@ def _reloaded(change: _Change) -> Iterator:
     """The server runs as wanted: the models the change touches are loaded, reloaded or unloaded through
     the repository API, the server kept running; rolled back (the links and those models) on failure."""
     plan, state, systemd, proof_file = change.plan, change.state, change.systemd, change.proof_file
+    serving = plan.front.slot_of(state["http_port"]) if plan.front else ""
+    plan = plan.on_slot(serving) if serving else plan  # behind the front: its server's own ports
     enable = systemd and not state["unit_enabled"]
     if enable:
         yield "systemctl enable --quiet tritonserver.service"  # serving as wanted: no restart
@@ -191,7 +202,7 @@ def _reloaded(change: _Change) -> Iterator:
         switch.command(change.links),
         control(models_change.forward()),
         _ready(plan, change.python, change.models, systemd, started=False),
-        *change.proven,
+        *change.prove_on(plan),
         model_control.recorded(plan.run_dir, change.loaded),
     ]
     old = switch.previous(change.links)
@@ -219,17 +230,24 @@ def _restarted(change: _Change, wanted_hash: str) -> Iterator:
     """A new build, Python or server arguments, or no server: (re)started, waited for and proven; what
     served before comes back where the new server fails."""
     plan, state, systemd, proof_file = change.plan, change.state, change.systemd, change.proof_file
-    held = _port_holders(plan, {pid for pid in [state["pid"], *state["stale"]] if pid})
+    front = host.get_fact(FrontState, plan.run_dir)  # ours, running or not, whatever the settings say now
+    held = _port_holders(plan, {pid for pid in [state["pid"], *state["stale"], front["pid"]] if pid})
     if held:
         raise OperationError("; ".join(held) + ". Stop that process, or choose other ports in the settings.")
     recorded = model_control.recorded(plan.run_dir, change.loaded)
     why_not = server_handover.refusal(plan, state)
     if not why_not:  # the new server beside the old one: no request fails
+        proven = change.prove_on(plan.on_slot(server_handover.new_slot(plan, state))) if plan.front else change.proven
         yield server_handover.handed_over(
-            plan, state, change.links, wanted_hash, change.python, change.models, change.proven, recorded, systemd
+            plan, state, change.links, wanted_hash, change.python, change.models, proven, recorded, systemd
         )
         yield host_log.shown(proof_file)
         return
+    # behind the front, the server starts on the slot the front serves (and records it for the front's start)
+    slot = front["slot"] if plan.front else ""
+    where = plan.on_slot(slot) if slot else plan
+    if front["pid"] and not plan.front:  # triton_upgrade is no longer "front": the server takes its ports back
+        yield front_tasks.stopped_now(plan.run_dir, front["pid"])
     stale = " ".join(str(pid) for pid in state["stale"])
     said = f"server: restarted: {why_not}"
     # kept with the proof (shown after a start) and said at once (shown where the start fails)
@@ -240,11 +258,12 @@ def _restarted(change: _Change, wanted_hash: str) -> Iterator:
     )
     new = [
         switch.command(change.links),
-        _started(plan, systemd, wanted_hash, stale),
+        _started(where, systemd, wanted_hash, stale),
         *said_it,
-        _ready(plan, change.python, change.models, systemd),
-        *change.proven,
+        _ready(where, change.python, change.models, systemd),
+        *(change.prove_on(where) if slot else change.proven),
         recorded,
+        *([front_tasks.slot_recorded(plan.front, slot)] if plan.front else []),
     ]
     old = switch.previous(change.links) if state["pid"] and state["ready"] and state["config_hash"] else None
     if old is None or old == change.links:
@@ -254,8 +273,8 @@ def _restarted(change: _Change, wanted_hash: str) -> Iterator:
         # the next run tries the change again), the same start and proof of readiness.
         back = [
             switch.command(old),
-            _started(plan, systemd, state["config_hash"], ""),
-            _ready(plan, change.python, ["smoke"], systemd),
+            _started(where, systemd, state["config_hash"], ""),
+            _ready(where, change.python, ["smoke"], systemd),
             model_control.recorded(plan.run_dir, state["models"]),
             StringCommand("cat", QuoteString(proof_file), ">&2"),
         ]
@@ -273,8 +292,12 @@ def _restarted(change: _Change, wanted_hash: str) -> Iterator:
 @operation()
 def stopped(plan: ServerPlan):
     """No server of ours runs, and none comes back at boot: the unit stopped **and disabled** where
-    systemd runs the host; TERM (KILL after 30 s) to the recorded pid and to any serving our repository."""
+    systemd runs the host; TERM (KILL after 30 s) to the recorded pid and to any serving our repository;
+    the front stopped too (whatever triton_upgrade says now)."""
     state = host.get_fact(ServerState, plan.run_dir, plan.http_host, plan.http_port, plan.models_dir)
+    front_pid = host.get_fact(FrontState, plan.run_dir)["pid"]
+    if front_pid:
+        yield front_tasks.stopped_now(plan.run_dir, front_pid)
     unit_on = state["unit_enabled"] or state["unit_active"]
     if not state["pid"] and not state["stale"] and not unit_on:
         if state["config_hash"]:  # it died: forget that it should run (deploy/status.py reads this)
@@ -283,8 +306,8 @@ def stopped(plan: ServerPlan):
                 "-f",
                 *(QuoteString(f"{plan.run_dir}/{f}") for f in ("tritonserver.pid", "config.hash", "models.loaded")),
             )
-            return
-        host.noop("no Triton server of ours is running")
+        elif not front_pid:
+            host.noop("no Triton server of ours is running")
         return
     if unit_on:
         yield "systemctl disable --now --quiet tritonserver.service"

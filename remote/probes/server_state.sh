@@ -23,6 +23,7 @@ if [ -d /run/systemd/system ] && [ -f "$unit" ]; then
   upid=$(systemctl show -p MainPID --value tritonserver.service 2>/dev/null)
 fi
 serving=""
+h=""
 if is_tritonserver "$upid"; then
   serving=$upid
   echo "PID=$upid"
@@ -41,14 +42,18 @@ if [ -n "$serving" ]; then
   case "$c" in *" --reuse-http-port true "*) case "$c" in *" --reuse-grpc-port true "*) echo REUSE ;; esac ;; esac
   m=$(printf '%s\n' "$c" | sed -n 's/.* --metrics-port \([0-9][0-9]*\) .*/\1/p')
   [ -z "$m" ] || echo "METRICS=$m"
+  h=$(printf '%s\n' "$c" | sed -n 's/.* --http-port \([0-9][0-9]*\) .*/\1/p')
+  [ -z "$h" ] || echo "HTTP_PORT=$h"
   # who it runs as (its effective uid, by name): a second server must be that user to share its ports
   u=$(sed -n 's/^Uid:[[:space:]]*[0-9]*[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$serving/status" 2>/dev/null)
   [ -z "$u" ] || echo "USER=$(id -nu "$u" 2>/dev/null || echo "$u")"
 fi
 [ -f "$r/config.hash" ] && echo "HASH=$(cat "$r/config.hash")"
 [ -f "$r/models.loaded" ] && echo LOADED && sed 's/^/LOADED=/' "$r/models.loaded"
-python3 -c "import urllib.request as u,sys; u.urlopen(sys.argv[1], timeout=2); print('READY')" \
-  "http://$2:$3/v2/health/ready" 2>/dev/null
+# ready: asked on the server's own port where it is not the one clients use (behind the front: its slot's)
+at="http://$2:$3/v2/health/ready"
+[ -n "$h" ] && [ "$h" != "$3" ] && at="http://127.0.0.1:$h/v2/health/ready"
+python3 -c "import urllib.request as u,sys; u.urlopen(sys.argv[1], timeout=2); print('READY')" "$at" 2>/dev/null
 for p in /proc/[0-9]*; do
   c=$(tr "\0" " " < "$p/cmdline" 2>/dev/null) || continue
   case "$c" in

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from testbed import TestHost, host_index, op_results, run_pyinfra, triton_ports, write_inventory
-from tests import tiny_models
+from tests import clients, tiny_models
 from tests.e2e import artifacts
 from tests.e2e.test_provision import assert_serves
 
@@ -364,6 +364,77 @@ def test_the_log_is_rotated_past_its_cap_without_systemd(serving: dict, mirror) 
     assert_log_rotates(
         host, serving["inv"], "/opt/triton/run", lambda: assert_serves(host), *tarball_args(mirror, good, "good")
     )
+
+
+def _served_count(metrics_port: int) -> float:
+    """Inferences of smoke the server behind the metrics port has answered (Triton's own counter)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return -1.0
+    found = re.search(r'^nv_inference_request_success\{model="smoke",version="1"\} (\S+)', text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+def _more_served(metrics_port: int, more: int) -> None:
+    """Wait until the server behind the metrics port has answered `more` inferences of smoke beyond now."""
+    start, deadline = _served_count(metrics_port), time.monotonic() + 120
+    while _served_count(metrics_port) < start + more:
+        assert time.monotonic() < deadline, f"the clients' requests did not reach the server ({start})"
+        time.sleep(0.2)
+
+
+def test_behind_the_front_a_build_upgrade_fails_no_request_of_clients_that_keep_connections(
+    serving: dict, mirror, tmp_path: Path
+) -> None:
+    """triton_upgrade = "front" (compat/front.py): HAProxy holds the ports, each server a slot's own. The server
+    moves behind the front once (a restart, said); then a new build is handed over while NVIDIA's perf_analyzer
+    (HTTP: libcurl keep-alive; gRPC: one channel), a reused tritonclient gRPC client, a reused tritonclient
+    HTTP client and a poller send requests through the front: none fails, and the metrics stay on their port
+    (the new server's counter answers there). A second run changes nothing."""
+    host = serving["host"]
+    ports = triton_ports(host_index(host.name))
+    http, grpc, metrics = (ports[f"triton_{name}_port"] for name in ("http", "grpc", "metrics"))
+    front = ["--data", "triton_upgrade=front"]
+    good = artifacts.triton_tarball_variant("repacked", note="the same build, repacked")
+    res = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, good, "good"), *front)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    assert "not behind the front (started before triton_upgrade = 'front'): restarted once" in out, out[-4000:]
+    assert op_results(res.stderr)["the front (HAProxy) on the server's ports"]["success"] == 1, out[-4000:]
+    pid = server_pid(host)
+    stop = tmp_path / "stop"
+    users = {kind: clients.started(kind, grpc if kind == "grpc" else http, "smoke", str(stop), 900) for kind in
+             ("grpc", "http", "poller")}  # fmt: skip
+    load = ("--request-rate-range", "10:10", "--request-count", "1000000")  # runs until stopped, or its first failure
+    perf = {protocol: clients.perf_analyzer("smoke", protocol, grpc if protocol == "grpc" else http, *load)
+            for protocol in ("http", "grpc")}  # fmt: skip
+    try:
+        _more_served(metrics, 40)  # every client at work on the old server
+        newer = artifacts.triton_tarball_variant("repacked-again", note="the same build, repacked again")
+        res = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
+        _more_served(metrics, 40)  # and on the new one, through the same connections
+    finally:
+        stop.touch()
+        counts = {kind: clients.counted(process) for kind, process in users.items()}
+        alive = {protocol: process.poll() is None for protocol, process in perf.items()}
+        for process in perf.values():
+            process.kill()
+        said = {protocol: process.communicate()[0] for protocol, process in perf.items()}
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    assert f"the new one starts on slot b beside Triton pid {pid} (slot a); no restart" in out, out[-4000:]
+    assert "front: every request now goes to the new server (slot b)" in out, out[-4000:]
+    assert server_pid(host) != pid and host.ssh(f"test -d /proc/{pid}", check=False).returncode != 0
+    print(f"\nbuild upgrade behind the front: {counts}")
+    for kind, count in counts.items():
+        assert count["failed"] == 0 and count["ok"] > 0, (kind, count)
+    for protocol in perf:  # perf_analyzer stops at its first failed request
+        assert alive[protocol] and "had error" not in said[protocol], (protocol, said[protocol][-2000:])
+    again = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
+    changed = {n: r for n, r in op_results(again.stderr).items() if n != "Grand total" and r["success"]}
+    assert again.returncode == 0 and not changed, (changed, again.stderr[-3000:])
 
 
 def test_uninstall_removes_the_install_keeps_the_caches_and_a_fresh_provision_works(serving: dict, mirror) -> None:

@@ -141,3 +141,14 @@ def test_ports_that_a_slot_would_take_twice_are_refused_before_anything_changes(
         load({"triton_upgrade": "front", "triton_grpc_port": 8010})
     assert load({"triton_upgrade": "front"}).triton_upgrade == "front"
     assert load({"triton_grpc_port": 8010}).triton_grpc_port == 8010  # a handover has no slots
+
+
+def test_a_systemd_host_is_refused_the_front_before_anything_changes() -> None:
+    from compat import preflight
+
+    front = load({"triton_upgrade": "front"})
+    refused = preflight.refusal("vm1", front, True, [], systemd=True)
+    assert refused is not None and "refused, nothing changed" in refused.shown[0]
+    assert "fix: set triton_upgrade = 'handover'" in refused.reason
+    assert preflight.refusal("nb1", front, True, [], systemd=False) is None
+    assert preflight.refusal("vm1", load({}), True, [], systemd=True) is None

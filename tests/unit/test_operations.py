@@ -87,6 +87,9 @@ def _args(spec_args: dict[str, Any]) -> dict[str, Any]:
     if "server" in args:  # the server operations' plan, from these settings overrides
         s = load(args.pop("server"))
         args["plan"] = server_plan(s, Layout(s))
+    if "front" in args:  # front.running's plan, from these settings overrides (triton_upgrade = "front")
+        s = load({"triton_upgrade": "front", **args.pop("front")})
+        args["front"] = server_plan(s, Layout(s)).front
     if "folders" in args:  # retention.pruned's folders
         args["folders"] = [
             Kept(**{k: tuple(v) if isinstance(v, list) else v for k, v in f.items()}) for f in args["folders"]

@@ -949,3 +949,10 @@ def test_an_unpack_cut_off_before_it_finished_is_named_by_the_audit_with_what_re
     assert item.status == "incompatible" and not item.blocker
     assert item.detail == "/opt/triton/versions/2.51.0-21f063ff93bb-py3.11.tmp: an unpack cut off before it finished"
     assert "provision removes it" in item.fix
+
+
+def test_the_front_asks_apt_for_haproxy_and_only_with_triton_upgrade_front() -> None:
+    jammy = host(("ubuntu", "22.04", "jammy"), glibc="2.35", pythons=py("3.10"))
+    front = load({"triton_upgrade": "front"})
+    assert assess(jammy, front).decisions.apt_packages == ["haproxy"]
+    assert assess(jammy, DEFAULT).decisions.apt_packages == []

@@ -1,0 +1,56 @@
+# The front (compat/front.py): $1 run dir (root's), $2 the server's user, $3 the configurations' hash,
+# $4 HAProxy's program, $5 and $6 its configuration with slot a and with slot b serving. Stops the running
+# front (its recorded pid, where that is HAProxy), writes both configurations, and starts HAProxy as the
+# server's user (its privileges dropped for good) on the slot front.slot names (a where none), detached and
+# one process (not master and worker: the recorded pid is the one that holds the ports),
+# its output appended to front.log; records its pid, the hash and the slot; waits for its runtime socket.
+set -e
+r="$1"
+user="$2"
+hash="$3"
+program="$4"
+old=$(cat "$r/front.pid" 2>/dev/null) || old=""
+case "$old" in '' | *[!0-9]*) old="" ;; esac
+if [ -n "$old" ] && [ "$(readlink "/proc/$old/exe" 2>/dev/null)" = "$program" ]; then
+  echo "stopping the front (HAProxy pid $old)" >&2
+  kill -TERM "$old" 2>/dev/null || true
+  i=0
+  while [ -d "/proc/$old" ] && [ "$i" -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
+  kill -KILL "$old" 2>/dev/null || true
+fi
+rm -f "$r/front.pid" "$r/front.hash"
+printf '%s' "$5" > "$r/front-a.cfg"
+printf '%s' "$6" > "$r/front-b.cfg"
+chmod 644 "$r/front-a.cfg" "$r/front-b.cfg"
+slot=$(cat "$r/front.slot" 2>/dev/null) || slot=a
+case "$slot" in a | b) ;; *) slot=a ;; esac
+if [ "$user" = root ]; then
+  install -d -m 700 "$r/front"
+else
+  install -d -o "$user" -g "$user" -m 700 "$r/front"
+fi
+rm -f "$r/front/admin.sock"  # (a link there is removed, never followed)
+echo "--- front start $(date -u +%FT%TZ), slot $slot" >> "$r/front.log"
+cd /  # HAProxy returns to the directory it started in: the server's user may not enter root's
+if [ "$user" = root ]; then
+  setsid "$program" -db -f "$r/front-$slot.cfg" >> "$r/front.log" 2>&1 < /dev/null &
+else
+  setsid setpriv --reuid="$user" --regid="$user" --init-groups --no-new-privs --inh-caps=-all \
+    "$program" -db -f "$r/front-$slot.cfg" >> "$r/front.log" 2>&1 < /dev/null &
+fi
+pid=$!
+i=0
+until [ -S "$r/front/admin.sock" ]; do
+  if ! kill -0 "$pid" 2>/dev/null || [ "$i" -ge 150 ]; then
+    echo "the front (HAProxy) did not start; its log ($r/front.log) ends:" >&2
+    tail -n 15 "$r/front.log" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+    exit 1
+  fi
+  sleep 0.1
+  i=$((i + 1))
+done
+echo "$pid" > "$r/front.pid"
+echo "$hash" > "$r/front.hash"
+echo "$slot" > "$r/front.slot"
+echo "the front (HAProxy pid $pid) hands requests to slot $slot" >&2
