@@ -142,10 +142,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            if body:
-                self.wfile.write(data)
+            # recorded before the body is sent: a client that has its answer finds it in the log
             auth = self.headers.get("Authorization", "")
             self.hub._record(Request(self.command, repo_id, "", "", 200, len(data), auth))
+            if body:
+                self.wfile.write(data)
             return None
         path = repo.root / file
         if not path.is_file() or ".." in file.split("/"):
@@ -161,14 +162,14 @@ class _Handler(BaseHTTPRequestHandler):
         if start:
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         self.end_headers()
-        sent = 0
+        cut = self.hub.cuts.pop((repo_id, file), None) if body and not start else None
+        chunk = (data[start:] if cut is None else data[start : start + cut]) if body else b""
+        # recorded before the body is sent: a client that has its answer finds it in the log (a test that
+        # asserted right after its fetch once found the second file's GET not yet recorded)
+        self.hub._record(Request(self.command, repo_id, file, wanted, 206 if start else 200, len(chunk)))
         if body:
-            cut = self.hub.cuts.pop((repo_id, file), None) if not start else None
-            chunk = data[start:] if cut is None else data[start : start + cut]
             self.wfile.write(chunk)
-            sent = len(chunk)
             if cut is not None:
                 self.wfile.flush()
                 self.close_connection = True
-        self.hub._record(Request(self.command, repo_id, file, wanted, 206 if start else 200, sent))
         return None
