@@ -11,7 +11,6 @@ import hashlib
 from dataclasses import dataclass
 
 from config.layout import Layout
-from config.ports import FRONT_PROGRAM as FRONT_PROGRAM
 from config.ports import FRONT_SLOT_OFFSETS as SLOT_OFFSETS
 from config.settings import Settings
 

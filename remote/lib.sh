@@ -17,6 +17,21 @@ stop_pid() {
   kill -KILL "$1" 2>/dev/null || true
 }
 
+# stop_front RUN PROGRAM: the front recorded in RUN/front.pid (compat/front.py), only while that pid runs
+# PROGRAM (HAProxy): TERM, its exit waited for (10 s, then KILL: its ports are then free for what starts
+# next); its pid forgotten either way.
+stop_front() {
+  sf=$(cat "$1/front.pid" 2>/dev/null) || sf=""
+  rm -f "$1/front.pid"
+  case "$sf" in '' | *[!0-9]*) return 0 ;; esac
+  [ "$(readlink "/proc/$sf/exe" 2>/dev/null)" = "$2" ] || return 0
+  echo "stopping the front (HAProxy pid $sf)" >&2
+  kill -TERM "$sf" 2>/dev/null || true
+  i=0
+  while [ -d "/proc/$sf" ] && [ "$i" -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
+  kill -KILL "$sf" 2>/dev/null || true
+}
+
 # group_left PGID: the live processes of that process group whose command line names Triton (the
 # server or its python backend stubs), space-separated; read from /proc (no pgrep needed).
 group_left() {

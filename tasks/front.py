@@ -9,7 +9,8 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 
 import remote
-from compat.front import DRAIN_S, FRONT_PROGRAM, FrontPlan
+from compat.front import DRAIN_S, FrontPlan
+from config.ports import FRONT_PROGRAM
 from facts.front import FrontState
 
 
@@ -46,6 +47,6 @@ def running(front: FrontPlan, user: str):
     yield started(front, user)
 
 
-def stopped_now(run_dir: str, pid: int) -> StringCommand:
-    """The front (its pid as FrontState read it: HAProxy's) stopped, its pid forgotten (a server stopped)."""
-    return remote.shell("front_stop.sh", run_dir, pid)
+def stopped_now(run_dir: str) -> StringCommand:
+    """The front recorded in run_dir stopped (while its pid is HAProxy's), its pid forgotten (a server stopped)."""
+    return remote.shell("front_stop.sh", run_dir, FRONT_PROGRAM)

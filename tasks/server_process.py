@@ -247,7 +247,7 @@ def _restarted(change: _Change, wanted_hash: str) -> Iterator:
     slot = front["slot"] if plan.front else ""
     where = plan.on_slot(slot) if slot else plan
     if front["pid"] and not plan.front:  # triton_upgrade is no longer "front": the server takes its ports back
-        yield front_tasks.stopped_now(plan.run_dir, front["pid"])
+        yield front_tasks.stopped_now(plan.run_dir)
     stale = " ".join(str(pid) for pid in state["stale"])
     said = f"server: restarted: {why_not}"
     # kept with the proof (shown after a start) and said at once (shown where the start fails)
@@ -297,7 +297,7 @@ def stopped(plan: ServerPlan):
     state = host.get_fact(ServerState, plan.run_dir, plan.http_host, plan.http_port, plan.models_dir)
     front_pid = host.get_fact(FrontState, plan.run_dir)["pid"]
     if front_pid:
-        yield front_tasks.stopped_now(plan.run_dir, front_pid)
+        yield front_tasks.stopped_now(plan.run_dir)
     unit_on = state["unit_enabled"] or state["unit_active"]
     if not state["pid"] and not state["stale"] and not unit_on:
         if state["config_hash"]:  # it died: forget that it should run (deploy/status.py reads this)

@@ -4,21 +4,14 @@
 # server's user (its privileges dropped for good) on the slot front.slot names (a where none), detached and
 # one process (not master and worker: the recorded pid is the one that holds the ports),
 # its output appended to front.log; records its pid, the hash and the slot; waits for its runtime socket.
+. ./lib.sh
 set -e
 r="$1"
 user="$2"
 hash="$3"
 program="$4"
-old=$(cat "$r/front.pid" 2>/dev/null) || old=""
-case "$old" in '' | *[!0-9]*) old="" ;; esac
-if [ -n "$old" ] && [ "$(readlink "/proc/$old/exe" 2>/dev/null)" = "$program" ]; then
-  echo "stopping the front (HAProxy pid $old)" >&2
-  kill -TERM "$old" 2>/dev/null || true
-  i=0
-  while [ -d "/proc/$old" ] && [ "$i" -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
-  kill -KILL "$old" 2>/dev/null || true
-fi
-rm -f "$r/front.pid" "$r/front.hash"
+stop_front "$r" "$program"
+rm -f "$r/front.hash"
 printf '%s' "$5" > "$r/front-a.cfg"
 printf '%s' "$6" > "$r/front-b.cfg"
 chmod 644 "$r/front-a.cfg" "$r/front-b.cfg"

@@ -152,3 +152,48 @@ def test_a_systemd_host_is_refused_the_front_before_anything_changes() -> None:
     assert "fix: set triton_upgrade = 'handover'" in refused.reason
     assert preflight.refusal("nb1", front, True, [], systemd=False) is None
     assert preflight.refusal("vm1", load({}), True, [], systemd=True) is None
+
+
+def _sh(command) -> subprocess.CompletedProcess:
+    """A command as the operations send it (its scripts inlined), run here as root runs it on a host."""
+    return subprocess.run(command.get_raw_value(), shell=True, capture_output=True, text=True, timeout=60)
+
+
+def test_the_front_starts_restarts_and_stops_only_haproxy_of_its_own_pid_file(tmp_path: Path) -> None:
+    """front_start.sh and front_stop.sh on the real HAProxy: a start records its pid (HAProxy holding the
+    ports), a restart stops that one first, a stop ends it and forgets it; a pid file naming another
+    program's process (a recycled pid) is forgotten without that process being signalled."""
+    from compat.server_unit import server_plan
+    from facts.front import FrontState
+    from tasks import front as front_tasks
+
+    base = _free_base()
+    ports = {"triton_http_port": base, "triton_grpc_port": base + 1, "triton_metrics_port": base + 2}
+    settings = dataclasses.replace(load({"triton_upgrade": "front", **ports}), triton_home=str(tmp_path / "home"))
+    plan = server_plan(settings, Layout(settings)).front
+    assert plan is not None
+    Path(plan.run_dir).mkdir(parents=True)
+
+    def state() -> dict:
+        out = _sh(FrontState().command(plan.run_dir)).stdout.splitlines()
+        return dict(FrontState().process(out) if out else FrontState.default())
+
+    assert _sh(front_tasks.started(plan, "root")).returncode == 0
+    first = state()["pid"]
+    assert first and state()["config_hash"] == plan.config_hash
+    with socket.create_connection(("127.0.0.1", base), timeout=5):
+        pass  # HAProxy holds the public port
+    assert _sh(front_tasks.started(plan, "root")).returncode == 0  # a restart (its configuration changed)
+    second = state()["pid"]
+    assert second and second != first and not Path(f"/proc/{first}").exists()
+    stop = _sh(front_tasks.stopped_now(plan.run_dir))
+    assert stop.returncode == 0 and f"stopping the front (HAProxy pid {second})" in stop.stderr
+    assert not Path(f"/proc/{second}").exists() and not Path(f"{plan.run_dir}/front.pid").exists()
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        Path(f"{plan.run_dir}/front.pid").write_text(f"{other.pid}\n")
+        assert _sh(front_tasks.stopped_now(plan.run_dir)).returncode == 0
+        assert other.poll() is None and not Path(f"{plan.run_dir}/front.pid").exists()
+    finally:
+        other.kill()
+        other.wait()
