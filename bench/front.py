@@ -29,56 +29,16 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-from bench.reuse_port import prepared
+from bench.reuse_port import Server, prepared
+from config.ports import FRONT_PROGRAM
 from remote._reuseport import steer_ports
 from tests import clients
 from tests.clients import perf_env
 
 PUBLIC = {"http": 18700, "grpc": 18701, "metrics": 18702}
 SLOTS = {"a": {"http": 18710, "grpc": 18711, "metrics": 18712}, "b": {"http": 18720, "grpc": 18721, "metrics": 18722}}
-HAPROXY = "/usr/sbin/haproxy"
-
-
-class Server:
-    """One tritonserver on the given ports (shared with another where reuse), started and waited for."""
-
-    def __init__(self, root: Path, ports: dict[str, int], name: str, reuse: bool) -> None:
-        env = {**os.environ, "LD_LIBRARY_PATH": str(root / "tritonserver" / "lib")}
-        env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"  # the stub's python3 and numpy: this venv's
-        self.log = root / f"{name}.log"
-        argv = [
-            str(root / "tritonserver" / "bin" / "tritonserver"),
-            f"--model-repository={root / 'repo'}", f"--backend-directory={root / 'tritonserver' / 'backends'}",
-            "--http-address=127.0.0.1", "--grpc-address=127.0.0.1", "--metrics-address=127.0.0.1",
-            f"--http-port={ports['http']}", f"--grpc-port={ports['grpc']}", f"--metrics-port={ports['metrics']}",
-            f"--reuse-http-port={str(reuse).lower()}", f"--reuse-grpc-port={str(reuse).lower()}",
-            "--exit-timeout-secs=10", "--model-control-mode=explicit", "--load-model=fast", "--load-model=slow",
-        ]  # fmt: skip
-        with self.log.open("w") as log:
-            self.process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while not self.ready(ports["http"]):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{name} did not start: {self.log.read_text()[-2000:]}")
-            time.sleep(0.1)
-
-    def ready(self, port: int) -> bool:
-        """Its log says it listens and it answers ready (a port shared with another: the log alone)."""
-        if "Started GRPCInferenceService" not in self.log.read_text():
-            return False
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/health/ready", timeout=2) as response:
-                return response.status == 200
-        except OSError:
-            return False
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
 
 
 def _settings(root: Path):
@@ -182,10 +142,10 @@ def _outcome(kind: str, process: subprocess.Popen) -> str:
 def handover(root: Path, design: str, seconds: float, perf_requests: int) -> dict[str, str]:
     """Old serving, new started, every client running, then the design's switch and SIGTERM to the old."""
     steered = design == "steered"
-    old = Server(root, PUBLIC if steered else SLOTS["a"], "old", reuse=steered)
+    old = Server(root, PUBLIC if steered else SLOTS["a"], "old", reuse=steered, exit_timeout_s=10)
     front = None if steered else _front(root, server_close=True)[0]
     new_ports = {**PUBLIC, "metrics": PUBLIC["metrics"] + 100} if steered else SLOTS["b"]
-    new = Server(root, new_ports, "new", reuse=steered)
+    new = Server(root, new_ports, "new", reuse=steered, exit_timeout_s=10)
     try:
         if steered:  # new connections to the old one until the new one is proven (as the handover did)
             steer_ports(old.process.pid, [PUBLIC["http"], PUBLIC["grpc"]], lambda held: 0, os.geteuid())
@@ -238,7 +198,7 @@ def _front(root: Path, server_close: bool) -> tuple[subprocess.Popen, int]:
     sock.unlink(missing_ok=True)
     sock.parent.mkdir(parents=True, exist_ok=True)
     (root / "front.cfg").write_text(haproxy_config(root, "a", server_close))
-    front = subprocess.Popen([HAPROXY, "-W", "-db", "-f", str(root / "front.cfg")], stderr=subprocess.DEVNULL)
+    front = subprocess.Popen([FRONT_PROGRAM, "-W", "-db", "-f", str(root / "front.cfg")], stderr=subprocess.DEVNULL)
     while not sock.exists():
         time.sleep(0.05)
     return front, _worker(front.pid)
@@ -247,7 +207,7 @@ def _front(root: Path, server_close: bool) -> tuple[subprocess.Popen, int]:
 def at_rest(root: Path, requests: int) -> list[tuple[str, str, dict[str, float], int]]:
     """perf_analyzer straight to Triton and through HAProxy (a backend connection per request, as the
     provisioner configures it, and kept), one after the other; HAProxy's RSS (master and worker) after each."""
-    server = Server(root, SLOTS["a"], "rest", reuse=False)
+    server = Server(root, SLOTS["a"], "rest", reuse=False, exit_timeout_s=10)
     rows: list[tuple[str, str, dict[str, float], int]] = []
 
     def measured(path: str, protocol: str, port: int, rss: int | None = None) -> None:

@@ -53,25 +53,39 @@ instance_group [ {{ count: 1, kind: KIND_CPU }} ]
 
 
 class Server:
-    def __init__(self, root: Path, metrics_port: int, name: str) -> None:
+    """One tritonserver on the given ports (shared with another where reuse), started and waited for."""
+
+    def __init__(self, root: Path, ports: dict[str, int], name: str, reuse: bool, exit_timeout_s: int = 30) -> None:
         env = {**os.environ, "LD_LIBRARY_PATH": str(root / "tritonserver" / "lib")}
         env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"  # the stub's python3 and numpy: this venv's
         self.log = root / f"{name}.log"
         argv = [
             str(root / "tritonserver" / "bin" / "tritonserver"),
-            f"--model-repository={root / 'repo'}",
-            f"--backend-directory={root / 'tritonserver' / 'backends'}",
-            "--http-address=127.0.0.1", "--grpc-address=127.0.0.1", f"--http-port={HTTP}", f"--grpc-port={GRPC}",
-            f"--metrics-port={metrics_port}", "--reuse-http-port=true", "--reuse-grpc-port=true",
-            "--exit-timeout-secs=30", "--model-control-mode=explicit", "--load-model=fast", "--load-model=slow",
+            f"--model-repository={root / 'repo'}", f"--backend-directory={root / 'tritonserver' / 'backends'}",
+            "--http-address=127.0.0.1", "--grpc-address=127.0.0.1", "--metrics-address=127.0.0.1",
+            f"--http-port={ports['http']}", f"--grpc-port={ports['grpc']}", f"--metrics-port={ports['metrics']}",
+            f"--reuse-http-port={str(reuse).lower()}", f"--reuse-grpc-port={str(reuse).lower()}",
+            f"--exit-timeout-secs={exit_timeout_s}", "--model-control-mode=explicit", "--load-model=fast",
+            "--load-model=slow",
         ]  # fmt: skip
         with self.log.open("w") as log:
             self.process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
-        while "Started HTTPService" not in self.log.read_text():
+        while not self.ready(ports["http"]):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{name} did not start: {self.log.read_text()[-2000:]}")
             time.sleep(0.1)
+
+    def ready(self, port: int) -> bool:
+        """Its own log says both its services listen, and the HTTP port answers ready (on a shared port that
+        answer may be the other server's: the log is this one's)."""
+        if "Started GRPCInferenceService" not in self.log.read_text():
+            return False
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/health/ready", timeout=2) as response:
+                return response.status == 200
+        except OSError:
+            return False
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -92,8 +106,8 @@ def one_case(root: Path, steered: bool, seconds: float) -> dict[str, object]:
     import numpy as np
     import tritonclient.grpc as grpcclient
 
-    old = Server(root, HTTP + 2, "old")
-    new = Server(root, HTTP + 12, "new")
+    old = Server(root, {"http": HTTP, "grpc": GRPC, "metrics": HTTP + 2}, "old", reuse=True)
+    new = Server(root, {"http": HTTP, "grpc": GRPC, "metrics": HTTP + 12}, "new", reuse=True)
     try:
         slow: list[str] = []
 
