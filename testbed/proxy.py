@@ -1,151 +1,126 @@
-"""A forwarding HTTP proxy on loopback for the tests: plain requests (absolute URLs) and CONNECT
-tunnels (https), one log line per request, so a test proves that every download went through it.
+"""The corporate proxy, run for real: Debian's Squid 5 as a plain process on loopback, with Basic
+authentication (its own `basic_ncsa_auth` helper over an htpasswd file), forwarding plain requests and
+CONNECT tunnels, one access-log line per request, so a test proves that every download went through it and
+carried the password. `scripts/setup.sh --test` installs it (squid, apache2-utils for htpasswd).
 
-Connections it makes to loopback addresses leave from 127.0.0.2: a mirror that admits only that
-peer (`Mirror(allow=("127.0.0.2",))`) is then reachable through the proxy and nowhere else. Usage:
+Connections it makes to loopback addresses leave from 127.0.0.2 (`tcp_outgoing_address`): a mirror that
+admits only that peer (`Mirror(allow=("127.0.0.2",))`) is then reachable through the proxy and nowhere
+else. Usage:
 
-    python -m testbed.proxy [--port 0]
+    python -m testbed.proxy USER   (the password is read from stdin)
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import http.client
-import ipaddress
-import select
-import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from testbed.distribution import _free_port
 
 SOURCE_FOR_LOOPBACK = "127.0.0.2"
-# Headers that belong to one connection, never forwarded (RFC 9110, 7.6.1).
-_HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "te", "trailer", "upgrade"}
-
-
-def _source(host: str) -> tuple[str, int] | None:
-    """Leave from 127.0.0.2 towards loopback; elsewhere from wherever the kernel routes."""
-    if host == "localhost":
-        return (SOURCE_FOR_LOOPBACK, 0)
-    with contextlib.suppress(ValueError):
-        if ipaddress.ip_address(host).is_loopback:
-            return (SOURCE_FOR_LOOPBACK, 0)
-    return None
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.0"  # one request per connection; the body ends when it closes
-
-    def __init__(self, *args, proxy: Proxy, **kwargs):
-        self.proxy = proxy
-        super().__init__(*args, **kwargs)
-
-    def log_message(self, format, *args):
-        pass
-
-    def do_CONNECT(self):
-        host, _, port = self.path.rpartition(":")
-        try:
-            upstream = socket.create_connection((host, int(port)), timeout=30, source_address=_source(host))
-        except (OSError, ValueError) as exc:
-            self.proxy.record("CONNECT", self.path, 502)
-            self.send_error(502, f"cannot reach {self.path}: {exc}")
-            return
-        self.proxy.record("CONNECT", self.path, 200)
-        self.send_response(200, "Connection established")
-        self.end_headers()
-        self.wfile.flush()
-        self._relay(self.connection, upstream)
-
-    @staticmethod
-    def _relay(a: socket.socket, b: socket.socket) -> None:
-        try:
-            while True:
-                ready, _, _ = select.select([a, b], [], [], 120)
-                if not ready:
-                    return
-                for s in ready:
-                    data = s.recv(65536)
-                    if not data:
-                        return
-                    (b if s is a else a).sendall(data)
-        except OSError:
-            return
-        finally:
-            b.close()
-
-    def _forward(self):
-        url = urlsplit(self.path)
-        if url.scheme != "http" or not url.hostname:
-            self.proxy.record(self.command, self.path, 400)
-            self.send_error(400, "a proxy request needs an absolute http:// URL")
-            return
-        path = url.path or "/"
-        if url.query:
-            path += "?" + url.query
-        body = None
-        if self.headers.get("Content-Length"):
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
-        conn = http.client.HTTPConnection(
-            url.hostname, url.port or 80, timeout=60, source_address=_source(url.hostname)
-        )
-        try:
-            conn.request(self.command, path, body=body, headers=headers)
-            resp = conn.getresponse()
-        except OSError as exc:
-            self.proxy.record(self.command, self.path, 502)
-            self.send_error(502, f"cannot reach {url.hostname}: {exc}")
-            return
-        self.proxy.record(self.command, self.path, resp.status)
-        self.send_response(resp.status, resp.reason)
-        for k, v in resp.getheaders():
-            if k.lower() not in _HOP and k.lower() != "transfer-encoding":
-                self.send_header(k, v)
-        self.end_headers()
-        if self.command != "HEAD":
-            while chunk := resp.read(65536):
-                self.wfile.write(chunk)
-        conn.close()
-
-    do_GET = do_HEAD = do_POST = _forward
+SQUID = "/usr/sbin/squid"
+NCSA_AUTH = "/usr/lib/squid/basic_ncsa_auth"  # Debian's path of Squid's htpasswd helper
+SQUID_USER = "proxy"  # Debian's account for Squid: run as root, it drops to this one
 
 
 class Proxy:
-    """The proxy on 127.0.0.1, with the log of what it forwarded: (method, target, status)."""
+    """A running Squid on 127.0.0.1 that asks every request for `user` and `secret` (Basic), with the log
+    of what it answered: (method, target, status); a request without the password is logged with 407."""
 
-    def __init__(self, port: int = 0):
-        self._lock = threading.Lock()
-        self.log: list[tuple[str, str, int]] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), lambda *a: _Handler(*a, proxy=self))
-        self._server.daemon_threads = True
+    def __init__(self, user: str, secret: str) -> None:
+        missing = [tool for tool in (SQUID, NCSA_AUTH) if not os.path.exists(tool)] + (
+            [] if shutil.which("htpasswd") else ["htpasswd"]
+        )
+        if missing:
+            raise RuntimeError(f"{', '.join(missing)} missing: bash scripts/setup.sh --test installs them")
+        self.user, self.secret = user, secret
+        self.folder = Path(tempfile.mkdtemp(prefix="squid-"))
+        self.port = _free_port()
+        self.process: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        """The proxy's address without credentials (what a client that sends none is refused at)."""
+        return f"http://127.0.0.1:{self.port}"
 
-    def record(self, method: str, target: str, status: int) -> None:
-        with self._lock:
-            self.log.append((method, target, status))
+    @property
+    def url_with_password(self) -> str:
+        return f"http://{self.user}:{self.secret}@127.0.0.1:{self.port}"
+
+    @property
+    def log(self) -> list[tuple[str, str, int]]:
+        """What Squid answered, oldest first: (method, absolute URL or host:port, status sent)."""
+        lines = (self.folder / "access.log").read_text().splitlines() if (self.folder / "access.log").exists() else []
+        return [(method, target, int(status)) for method, target, status in (line.split(" ") for line in lines)]
+
+    def _config(self) -> Path:
+        made = subprocess.run(  # bcrypt; the secret on stdin, never on a command line
+            ["htpasswd", "-iBn", self.user], input=self.secret, capture_output=True, text=True, check=True
+        )
+        (self.folder / "passwd").write_text(made.stdout)
+        owner = f"cache_effective_user {SQUID_USER}\n" if os.geteuid() == 0 else ""
+        config = self.folder / "squid.conf"
+        config.write_text(
+            f"http_port 127.0.0.1:{self.port}\nvisible_hostname testbed-proxy\n{owner}"
+            f"pid_filename {self.folder}/squid.pid\ncache_log {self.folder}/cache.log\ncoredump_dir {self.folder}\n"
+            f"logformat testbed %rm %ru %>Hs\naccess_log stdio:{self.folder}/access.log testbed\n"
+            "cache deny all\nshutdown_lifetime 1 second\n"
+            f"auth_param basic program {NCSA_AUTH} {self.folder}/passwd\nauth_param basic realm testbed-proxy\n"
+            "acl users proxy_auth REQUIRED\nhttp_access allow users\nhttp_access deny all\n"
+            f"acl loopback_dst dst 127.0.0.0/8\ntcp_outgoing_address {SOURCE_FOR_LOOPBACK} loopback_dst\n"
+        )
+        if os.geteuid() == 0:  # Squid and its helper run as `proxy`: the folder is theirs
+            account = pwd.getpwnam(SQUID_USER)
+            for path in (self.folder, *self.folder.iterdir()):
+                os.chown(path, account.pw_uid, account.pw_gid)
+        return config
 
     def __enter__(self) -> Proxy:
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        config = self._config()
+        out = (self.folder / "squid.out").open("w")
+        self.process = subprocess.Popen([SQUID, "-N", "-f", str(config)], stdout=out, stderr=out)
+        deadline = time.monotonic() + 30
+        while not self._listening():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                logs = [self.folder / name for name in ("squid.out", "cache.log")]
+                said = "".join(log.read_text() for log in logs if log.exists())
+                self.__exit__()
+                raise RuntimeError(f"squid did not start: {said}")
+            time.sleep(0.05)
         return self
 
+    def _listening(self) -> bool:
+        """Squid says it accepts connections (asked of its log: a probing connection would be logged)."""
+        log = self.folder / "cache.log"
+        return log.exists() and "Accepting HTTP Socket connections" in log.read_text()
+
     def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m testbed.proxy", description=__doc__.split("\n")[0])
-    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("user")
     args = parser.parse_args(argv)
-    proxy = Proxy(args.port)
-    print(f"proxy at {proxy.url}", flush=True)
-    with contextlib.suppress(KeyboardInterrupt):
-        proxy._server.serve_forever()
+    with Proxy(args.user, sys.stdin.readline().strip()) as proxy:
+        print(f"proxy at {proxy.url} (user {args.user}); Ctrl-C stops it", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            proxy.process.wait()
     return 0
 
 

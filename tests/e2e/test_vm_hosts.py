@@ -30,7 +30,7 @@ HOME = "/opt/tri%ton"
 TOKEN = "hf_e2e" + secrets.token_hex(12)
 CANARY = "canary" + secrets.token_hex(12)
 URL_PASSWORD = "pw" + secrets.token_hex(8)
-PROXY_PASSWORD = "proxypw" + secrets.token_hex(8)  # in the proxy URLs (the test proxy ignores it)
+PROXY_PASSWORD = "proxypw" + secrets.token_hex(8)  # in the proxy URLs: Squid refuses a request without it
 HUB_PASSWORD = "hubpw" + secrets.token_hex(8)  # in hf_endpoint (no hub model here: it is only carried)
 
 # Run as `nobody` while the provision runs: every process's command line, read every 10 ms, for the
@@ -92,6 +92,17 @@ def ready(vm: TestHost, model: str = "") -> bool:
     return vm.ssh(f'python3 -c "{probe}"', check=False).returncode == 0
 
 
+def probe_through(vm: TestHost, proxy: str, url: str) -> str:
+    """What a GET of url through the proxy (a URL, credentials in it or not) answers on the VM: status or error."""
+    probe = (
+        "import urllib.request as u, sys\n"
+        "o = u.build_opener(u.ProxyHandler({'http': sys.argv[1]}))\n"
+        "try: print(o.open(sys.argv[2], timeout=10).status)\n"
+        "except Exception as e: print(e)\n"
+    )
+    return vm.ssh(f"python3 -c {shlex.quote(probe)} {shlex.quote(proxy)} {shlex.quote(url)}", check=False).stdout
+
+
 def unit_state(vm: TestHost) -> tuple[str, str, str]:
     """(is-active, is-enabled, MainPID) of tritonserver.service."""
     out = vm.ssh(
@@ -114,9 +125,10 @@ def vm() -> Iterator[TestHost]:
 
 @pytest.fixture(scope="module")
 def net(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Mirror, Proxy]]:
-    """A mirror that admits only the proxy's loopback source address, and the proxy."""
+    """A mirror that admits only the proxy's loopback source address, and the proxy (Squid, asking for the
+    user `ops` and PROXY_PASSWORD)."""
     root = tmp_path_factory.mktemp("proxied-mirror") / "files"
-    with Mirror(root, allow=(SOURCE_FOR_LOOPBACK,)) as mirror, Proxy() as proxy:
+    with Mirror(root, allow=(SOURCE_FOR_LOOPBACK,)) as mirror, Proxy("ops", PROXY_PASSWORD) as proxy:
         yield mirror, proxy
 
 
@@ -130,8 +142,8 @@ def vm_settings(net: tuple[Mirror, Proxy]) -> dict:
         # the artifact behind a user and password (the mirror ignores them; they must never show)
         "triton_pytriton_url": served["triton_pytriton_url"].replace("http://", f"http://ops:{URL_PASSWORD}@"),
         "pip_find_links": served["pip_find_links"].replace("http://", f"http://ops:{URL_PASSWORD}@"),
-        "http_proxy": proxy.url.replace("http://", f"http://ops:{PROXY_PASSWORD}@"),
-        "https_proxy": proxy.url.replace("http://", f"http://ops:{PROXY_PASSWORD}@"),
+        "http_proxy": proxy.url_with_password,
+        "https_proxy": proxy.url_with_password,
         "no_proxy": "metadata.internal",
         "hf_endpoint": f"https://ops:{HUB_PASSWORD}@hub.internal",
         "triton_home": HOME,
@@ -224,9 +236,12 @@ def test_provisioned_through_the_proxy_as_a_sudo_user_with_a_systemd_unit(
     assert vm.ssh(f"{as_server} sh -c 'echo x > {hub_cache}/probe && rm {hub_cache}/probe'").returncode == 0
     run = vm.ssh(f"{as_server} sh -c 'echo x > /opt/tri%ton/run/probe'", check=False)  # root's: its log, pid
     assert run.returncode != 0 and "Read-only file system" in run.stderr, run
-    # Every download went through the proxy: the artifact and torch from the mirror, apt, PyPI.
+    # Every download went through the proxy, with its password: the artifact and torch from the mirror, apt,
+    # PyPI. Squid refuses a request that comes without it (407), so each tool sent it.
     mirror, proxy = net
     targets = [t for _, t, status in proxy.log if status == 200]
+    unauthenticated = probe_through(vm, proxy.url, f"{mirror.url}/pytriton/")
+    assert "407" in unauthenticated, unauthenticated
     assert any(t.startswith(mirror.url + "/pytriton/") for t in targets), proxy.log
     assert any(t.startswith(mirror.url + "/wheels/") for t in targets), proxy.log
     assert any(re.match(r"http://deb\.debian\.org/.*\.deb$", t) for t in targets), proxy.log
