@@ -8,6 +8,7 @@ from dataclasses import replace
 from compat import disk_needs, tables
 from compat.assessment import HostFacts
 from compat.distro import package_for
+from compat.drives import drive_item
 from compat.items import Item, blocker, incompatible, missing, ok
 from compat.python_choice import PythonChoice, stub_fix
 from config.layout import Layout
@@ -202,6 +203,8 @@ def check_persist_dir(facts: HostFacts, settings: Settings) -> list[Item]:
             fix = f"chown root: {path} && chmod go-w {path}, or set persist_dir to a path only root can write"
             return [blocker("persist_dir", f"{path} is {who}; root installs what is cached there", fix)]
         items.append(ok("persist_dir", f"{path} (owned by root, mode {mode})"))
+    drive = drive_item(path, facts.free_persist.get("fs_type", "") if facts.free_persist else "")
+    items += [drive] if drive else []
     if facts.persist_blocked and user != "root":
         blocked = facts.persist_blocked
         why = (

@@ -118,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("user")
     args = parser.parse_args(argv)
     with Proxy(args.user, sys.stdin.readline().strip()) as proxy:
+        assert proxy.process is not None
         print(f"proxy at {proxy.url} (user {args.user}); Ctrl-C stops it", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             proxy.process.wait()

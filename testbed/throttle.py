@@ -227,7 +227,9 @@ def serve(backing: str, mount: str, rate: float, latency: float, drive: bool = F
         big_writes=True,
         max_read=CHUNK,
         max_write=CHUNK,
-        fsname="testbed-throttle",
+        # Colab mounts its Drive as `drive` of type fuse.drive: with --drive the mount reads the same (findmnt)
+        fsname="drive" if drive else "testbed-throttle",
+        **({"subtype": "drive"} if drive else {}),
     )
 
 

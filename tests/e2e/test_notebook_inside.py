@@ -101,6 +101,9 @@ def test_a_notebook_reset_is_reprovisioned_from_inside_with_nothing_downloaded(
         assert any(p.endswith(".lock.hmac") for p in sealed) and any("/snapshots/" in p for p in sealed), sealed
         assert KEY not in out
         assert_serves(host, PORTS)
+        audit = inside(host, "deploy/audit.py")  # names the drive, and what the provision did about it
+        said = next((line for line in audit.stdout.splitlines() if "persist drive" in line), audit.stdout[-3000:])
+        assert "Google Drive as Colab mounts it (fuse.drive), which takes no symbolic or hard links" in said, said
         assert host.ssh(f"stat -c %a {shlex.quote(PERSIST)}/controller").stdout.strip() == "700"
 
         host.reset()  # the notebook's runtime reset: the clone and the controller's venv gone, /persist kept

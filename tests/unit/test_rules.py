@@ -45,10 +45,11 @@ def py(version: str, libpython: bool = True, venv: bool = True) -> dict:
     }
 
 
-def space(free_gib: float, mount: str = "/") -> dict:
+def space(free_gib: float, mount: str = "/", fs_type: str = "ext4") -> dict:
     return {
         "existing": mount,
         "mount": mount,
+        "fs_type": fs_type,
         "free_bytes": int(free_gib * disk_needs.GIB),
         "total_bytes": 100 * disk_needs.GIB,
     }
@@ -818,7 +819,7 @@ DRIVE_DIR = {"user": "root", "group": "root", "mode": 700}
 def notebook(persist: str, mount: str, blocked: str = "", init: dict | None = COLAB_INIT) -> HostFacts:
     facts = host(("ubuntu", "24.04", "noble"), glibc="2.39", glibcxx="3.4.33", pythons=py("3.12"))
     facts.init = init
-    facts.free_persist = space(50, mount)
+    facts.free_persist = space(50, mount, "fuse.drive" if mount == "/content/drive" else "overlay")
     facts.persist_blocked = blocked
     facts.persist_dir = DRIVE_DIR if persist.startswith("/content/drive") else None
     return facts
@@ -843,6 +844,16 @@ def test_a_persist_dir_on_the_drive_or_off_a_notebook_is_not_flagged() -> None:
     assert "owned by root, mode 700" in by_name(a, "persist_dir").detail  # the drive's modes are safe for root
     vm = assess(notebook("/var/lib/triton-provisioner", "/", init={"pid1": "systemd", "systemd": True}), DEFAULT)
     assert "persistent path" not in [i.name for i in vm.items]
+
+
+def test_the_audit_names_a_persist_dir_on_a_drive_that_takes_no_links_nor_modes_and_what_the_provision_does() -> None:
+    on_drive = load({"persist_dir": "/content/drive/MyDrive/triton", "triton_user": "root"})
+    item = by_name(assess(notebook("/content/drive/MyDrive/triton", "/content/drive"), on_drive), "persist drive")
+    assert item.status == "ok" and "Google Drive as Colab mounts it (fuse.drive)" in item.detail
+    assert "no symbolic or hard links" in item.detail and "keeps no modes" in item.detail
+    assert "the hub cache keeps the files themselves" in item.detail  # what the provision does about it
+    local = assess(notebook("/var/lib/triton-provisioner", "/"), DEFAULT)
+    assert "persist drive" not in [i.name for i in local.items]
 
 
 def test_a_persist_dir_the_server_user_cannot_enter_is_refused_with_the_notebook_fix() -> None:
