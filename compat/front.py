@@ -15,6 +15,12 @@ from config.ports import FRONT_SLOT_OFFSETS as SLOT_OFFSETS
 from config.settings import Settings
 
 SERVICES = ("http", "grpc", "metrics")
+# Under systemd the units of the server and the front start on the slot this file in the run directory names
+# (its variables: the slot, each service's port there): systemd restarting either, or a reboot, finds the two
+# on the same slot. slot_recorded (tasks/front.py) writes it.
+SLOT_ENV = "slot.env"
+SLOT_VAR = "TRITON_SLOT"
+SLOT_PORT_VARS = {service: f"TRITON_{service.upper()}_PORT" for service in SERVICES}
 DRAIN_S = 60  # how long a switch waits for the old server's requests in flight before its own stop waits
 # How long an idle client connection is kept, and how long one request may take (a long generation).
 CLIENT_IDLE_S = 3600
@@ -79,6 +85,20 @@ class FrontPlan:
     configs: tuple[tuple[str, str], ...]  # (slot, HAProxy's configuration with that slot serving)
     slot_ports: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]  # (slot, (("http", 8010), ...))
     slot_args: tuple[tuple[str, tuple[str, ...]], ...]  # (slot, tritonserver's arguments there)
+    unit: str = ""  # its systemd unit's text (compat/server_unit.front_unit), used where systemd runs the host
+
+    def wanted_hash(self, systemd: bool) -> str:
+        """The hash the running front must have started from: the configurations, and under systemd its unit."""
+        if not systemd:
+            return self.config_hash
+        return hashlib.sha256((self.config_hash + self.unit).encode()).hexdigest()[:32]
+
+    def slot_env(self, slot: str) -> str:
+        """The slot file's text (SLOT_ENV): the slot that serves and its server's ports, which the
+        systemd units of the server and the front start with."""
+        ports = dict(self.ports(slot))
+        lines = [f"{SLOT_VAR}={slot}", *(f"{SLOT_PORT_VARS[name]}={ports[name]}" for name in SERVICES)]
+        return "\n".join(lines) + "\n"
 
     @property
     def config_hash(self) -> str:

@@ -53,17 +53,12 @@ def refusal(
     gaps: list[Gap],
     sdists: tuple[str, ...] = (),
     unsafe_lock: tuple[str, str] = ("", ""),
-    systemd: bool = False,
 ) -> Refusal | None:
     """Why this host is refused before any change, or None: zstd asked for and absent; offline and the
     caches lacking something (each named with what to fetch); pins the index has only source archives for
     (sdists: compat/lock_digests.sdist_only); a kept lock whose files, relayed by the controller, are named
     as no wheel is (unsafe_lock: the lock's path, those names)."""
     lock_store, unsafe_names = unsafe_lock
-    if systemd and settings.triton_upgrade == "front":
-        reason = "triton_upgrade = 'front' runs its front beside a server started without systemd; this host has it"
-        fix = "set triton_upgrade = 'handover' here (or 'restart'): the front has no unit yet"
-        return Refusal([f"== {host_name}: refused, nothing changed: {reason} (fix: {fix})"], f"{reason} (fix: {fix})")
     if unsafe_names:
         reason = f"the kept lock {lock_store} names files that are no wheel's name: {unsafe_names}"
         fix = "remove that lock (a provision makes a new one) and run again"

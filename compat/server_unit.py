@@ -8,8 +8,9 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 
-from compat.front import FrontPlan, front_plan
+from compat.front import SLOT_ENV, SLOT_PORT_VARS, SLOT_VAR, FrontPlan, front_plan
 from config.layout import Layout
+from config.ports import FRONT_PROGRAM
 from config.settings import Settings
 
 
@@ -138,43 +139,98 @@ JOURNAL = "journal:tritonserver.service"  # where a systemd host's server log is
 
 
 # Under systemd a build upgrade's new server is started by `systemctl reload` (tasks/server_handover.py):
-# inside the unit (its user, sandbox, cgroup and journal), beside the running one, on the metrics port the
-# provisioner leaves in this file for the reload's length; a reload nobody asked for starts nothing.
+# inside the unit (its user, sandbox, cgroup and journal), beside the running one, on the ports the
+# provisioner leaves in this file for the reload's length (the metrics port; behind the front all three, the
+# other slot's); a reload nobody asked for starts nothing.
 HANDOVER_ENV = "handover.env"
-HANDOVER_METRICS_VAR = "TRITON_HANDOVER_METRICS_PORT"
-_RELOAD_STARTS = (
-    f'[ -n "${HANDOVER_METRICS_VAR}" ] || {{ echo "a reload starts a new server only when the provisioner '
-    'asks for one: nothing to do"; exit 0; }; '
-    f'setsid "$0" "$@" --metrics-port "${HANDOVER_METRICS_VAR}" < /dev/null & '
-    'echo "--- start (beside Triton pid $MAINPID, on the same ports): pid $!"'
-)
+HANDOVER_VARS = {
+    "metrics": "TRITON_HANDOVER_METRICS_PORT",
+    "http": "TRITON_HANDOVER_HTTP_PORT",
+    "grpc": "TRITON_HANDOVER_GRPC_PORT",
+}
 
 
-def systemd_unit(settings: Settings, layout: Layout) -> str:
+def _reload_starts(services: tuple[str, ...]) -> str:
+    """ExecReload's shell: the new server, its ports for these services from HANDOVER_ENV's variables."""
+    first = HANDOVER_VARS[services[0]]
+    where = "on the other slot" if "http" in services else "on the same ports"
+    ports = " ".join(f'--{service}-port "${HANDOVER_VARS[service]}"' for service in services)
+    return (
+        f'[ -n "${first}" ] || {{ echo "a reload starts a new server only when the provisioner '
+        'asks for one: nothing to do"; exit 0; }; '
+        f'setsid "$0" "$@" {ports} < /dev/null & '
+        f'echo "--- start (beside Triton pid $MAINPID, {where}): pid $!"'
+    )
+
+
+def _without(args: list[str], flags: tuple[str, ...]) -> list[str]:
+    """args less each of these flags and its value."""
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in flags:
+            skip = True
+        else:
+            out.append(arg)
+    return out
+
+
+def _sandbox(settings: Settings, writable: tuple[str, ...]) -> str:
+    """A unit's lines that run it as the server's user, with no new privileges, the file system read-only
+    but for these paths ("" where the server runs as root)."""
+    if settings.triton_user == "root":
+        return ""
+    paths = " ".join(systemd_word(f"-{path}") for path in writable)
+    return (
+        f"User={settings.triton_user}\nGroup={settings.triton_user}\nNoNewPrivileges=yes\nProtectSystem=strict\n"
+        f"ReadWritePaths={paths}\nPrivateTmp=yes\nProtectHome=yes\n"
+    )
+
+
+def systemd_unit(settings: Settings, layout: Layout, front: FrontPlan | None = None) -> str:
     """The unit used where systemd is PID 1: the launcher's environment, the same arguments, restarted on
     failure at most 3 times a minute (no restart loop). Its output goes to the journal (`journalctl -u
     tritonserver`), which keeps and rotates it; a "--- start" line there begins each start's lines.
     ExecReload starts a handover's new server (HANDOVER_ENV); only root may then name it the unit's main
-    process (NotifyAccess=main: a model's code in the unit cannot)."""
-    args = server_args(settings, layout)
-    command = " ".join(systemd_word(a) for a in [layout.server_launcher, *args])
-    at = args.index("--metrics-port")
-    reload_args = ["/bin/sh", "-c", _RELOAD_STARTS, layout.server_launcher, *args[:at], *args[at + 2 :]]
+    process (NotifyAccess=main: a model's code in the unit cannot). Behind the front the server listens on
+    the ports of the slot SLOT_ENV names."""
+    args = list(front.args("a")) if front else server_args(settings, layout)
+    services = ("http", "grpc", "metrics") if front else ("metrics",)
+    words = [systemd_word(a) for a in [layout.server_launcher, *args]]
+    if front:  # each slot port's value is the slot file's variable (systemd expands ${NAME} as one word)
+        for service, var in SLOT_PORT_VARS.items():
+            words[words.index(f"--{service}-port") + 1] = f"${{{var}}}"
+    reload_args = ["/bin/sh", "-c", _reload_starts(services), layout.server_launcher]
+    reload_args += _without(args, tuple(f"--{service}-port" for service in services))
     reload = " ".join(systemd_word(a) for a in reload_args)
-    sandbox = ""
-    if settings.triton_user != "root":  # the models' code runs in here: it may write the HF cache and bytecode only
-        writable = " ".join(systemd_word(f"-{path}") for path in (layout.hf_cache, layout.python_bytecode))
-        sandbox = (
-            f"User={settings.triton_user}\nGroup={settings.triton_user}\nNoNewPrivileges=yes\nProtectSystem=strict\n"
-            f"ReadWritePaths={writable}\nPrivateTmp=yes\nProtectHome=yes\n"
-        )
+    # the models' code runs in here: it may write the HF cache and bytecode only
+    sandbox = _sandbox(settings, (layout.hf_cache, layout.python_bytecode))
+    slot = f"EnvironmentFile={systemd_word(f'{layout.run}/{SLOT_ENV}')}\n" if front else ""
     return (
         "# Written by triton-provisioner.\n[Unit]\nDescription=NVIDIA Triton Inference Server\n"
         "After=network-online.target\nStartLimitIntervalSec=60\nStartLimitBurst=3\n\n"
-        f"[Service]\nExecStartPre=/bin/echo {systemd_word('--- start')}\nExecStart={command}\n{sandbox}"
+        f"[Service]\nExecStartPre=/bin/echo {systemd_word('--- start')}\n{slot}ExecStart={' '.join(words)}\n{sandbox}"
         f"EnvironmentFile=-{systemd_word(f'{layout.run}/{HANDOVER_ENV}')}\nExecReload={reload}\nNotifyAccess=main\n"
         "Restart=on-failure\nRestartSec=5\n"
         "StandardOutput=journal\nStandardError=journal\nSyslogIdentifier=tritonserver\nStandardInput=null\n\n"
+        "[Install]\nWantedBy=multi-user.target\n"
+    )
+
+
+def front_unit(settings: Settings, layout: Layout) -> str:
+    """The front's unit (triton_upgrade = "front" under systemd): HAProxy in the foreground, one process, as
+    the server's user in a sandbox where only its runtime socket's folder is writable, on the slot SLOT_ENV
+    names; restarted on failure; its log the journal's (`journalctl -u triton-front`)."""
+    mark = "TRITONSLOTMARK"  # plain characters: systemd_word leaves them, then they become the variable
+    config = systemd_word(f"{layout.run}/front-{mark}.cfg").replace(mark, f"${{{SLOT_VAR}}}")
+    return (
+        "# Written by triton-provisioner.\n[Unit]\nDescription=HAProxy in front of the Triton server\n"
+        "After=network-online.target\nStartLimitIntervalSec=60\nStartLimitBurst=3\n\n"
+        f"[Service]\nEnvironmentFile={systemd_word(f'{layout.run}/{SLOT_ENV}')}\n"
+        f"ExecStart={FRONT_PROGRAM} -db -f {config}\n{_sandbox(settings, (f'{layout.run}/front',))}"
+        "Restart=on-failure\nRestartSec=2\n"
+        "StandardOutput=journal\nStandardError=journal\nSyslogIdentifier=triton-front\nStandardInput=null\n\n"
         "[Install]\nWantedBy=multi-user.target\n"
     )
 
@@ -233,6 +289,7 @@ def server_plan(settings: Settings, layout: Layout) -> ServerPlan:
     hash is the same whichever slot serves)."""
     args = server_args(settings, layout)
     front = front_plan(settings, layout, args)
+    front = replace(front, unit=front_unit(settings, layout)) if front else None
     return ServerPlan(
         run_dir=layout.run,
         launcher=layout.launcher,
@@ -242,7 +299,7 @@ def server_plan(settings: Settings, layout: Layout) -> ServerPlan:
         http_host=settings.http_connect_host,
         ports=settings.triton_ports,
         args=front.args("a") if front else tuple(args),
-        unit=systemd_unit(settings, layout),
+        unit=systemd_unit(settings, layout, front),
         user=settings.triton_user,
         log_watch=tuple(log_watch_args(settings, layout)),
         verified_answers=layout.verified_answers,

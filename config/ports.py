@@ -9,6 +9,7 @@ from typing import Any
 FRONT_SLOT_OFFSETS = {"a": 10, "b": 20}
 FRONT_PACKAGE = "haproxy"  # the front: Debian's and Ubuntu's HAProxy (2.6 on Debian 12, 2.8 on Ubuntu 24.04)
 FRONT_PROGRAM = "/usr/sbin/haproxy"  # where that package installs it
+FRONT_UNIT_PATH = "/etc/systemd/system/triton-front.service"  # the front's unit, where systemd runs the host
 
 
 def port_conflicts(v: dict[str, Any]) -> list[str]:

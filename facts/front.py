@@ -6,12 +6,12 @@ from typing import TypedDict
 
 from pyinfra.api import FactBase, StringCommand
 
-from config.ports import FRONT_PROGRAM
+from config.ports import FRONT_PROGRAM, FRONT_UNIT_PATH
 from remote import shell
 
 
 class FrontStateData(TypedDict):
-    pid: int | None  # the recorded pid, while it is HAProxy's
+    pid: int | None  # the unit's main pid under systemd, else the recorded pid; while it is HAProxy's
     config_hash: str | None  # the configurations it started from (FrontPlan.config_hash)
     slot: str  # the slot it hands requests to ("a" where none is recorded)
 
@@ -20,7 +20,7 @@ class FrontState(FactBase[FrontStateData]):
     """The front started from run_dir: alive (its recorded pid runs HAProxy), its hash, its slot."""
 
     def command(self, run_dir: str) -> StringCommand:
-        return shell("front_state.sh", run_dir, FRONT_PROGRAM)
+        return shell("front_state.sh", run_dir, FRONT_PROGRAM, FRONT_UNIT_PATH)
 
     @staticmethod
     def default() -> FrontStateData:

@@ -159,9 +159,10 @@ triton_metrics_port = 8002
 # What a change that needs a new server process does (a new Triton build, Python or server arguments):
 # "handover": the new server starts beside the running one on the same HTTP and gRPC ports, is proven on
 # its own (new connections are steered to it only then), and the old one then finishes what it holds
-# and stops: no request fails. Needs systemd off (a unit's server is restarted), a running server that
-# was started with the shared ports (every start since this setting; the first change restarts), and
-# memory for two servers' models (else it restarts, saying why). During and after a handover the
+# and stops: no request fails (under systemd the new server starts inside tritonserver.service: `systemctl
+# reload`, then it becomes the unit's main process). Needs a running server that was started with the shared
+# ports (every start since this setting; the first change restarts), and memory for two servers' models (else
+# it restarts, saying why). During and after a handover the
 # metrics are on the other of triton_metrics_port and triton_metrics_handover_port (0: the metrics port
 # + 1): Triton cannot share that port; `deploy/status.py` says which. A client that keeps its connection
 # (a gRPC channel, HTTP keep-alive: perf_analyzer, a reused tritonclient) stays with the old server while it
@@ -171,7 +172,8 @@ triton_metrics_port = 8002
 # on the other ports, proves it there, then switches HAProxy to it per request (a kept connection's next
 # request goes to the new server) and stops the old one once it has nothing in flight: no request fails for
 # any client, and the metrics stay on triton_metrics_port. It costs a hop (~0.2-0.3 ms, 20 MiB; section 28).
-# Without systemd only, for now (a systemd host is refused, nothing changed). "restart": stop, then start.
+# Under systemd HAProxy is a unit of its own (triton-front.service, as the server's user) and both units start
+# on the slot that serves (RUN/slot.env). "restart": stop, then start.
 triton_upgrade = "handover"
 triton_metrics_handover_port = 0
 # Models are loaded through Triton's repository API (--model-control-mode=explicit): a model added,

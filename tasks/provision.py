@@ -96,8 +96,7 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
         }
     plans = [venv_plan, *env_plans.values()]
     unsafe_lock = controller_downloads.unsafe_lock(plans) if relay else (venv_plan.lock_store, "")
-    systemd = bool(reading.facts.init and reading.facts.init["systemd"])
-    refused = preflight.refusal(host.name, settings, has_zstd, gaps, sdists, unsafe_lock, systemd)
+    refused = preflight.refusal(host.name, settings, has_zstd, gaps, sdists, unsafe_lock)
     if refused:
         print("\n".join(refused.shown), flush=True)
         run_summary.refuse(state, host, refused.reason, "provision")

@@ -88,7 +88,7 @@ def handed_over(
     or, where the new one fails, stopped, the links back, the old one (never stopped) proven again. Behind
     the front: proven on its slot (proven: that proof), then the front switched to it."""
     if plan.front:
-        return _behind_front(plan, state, links, wanted_hash, python, models, proven, recorded)
+        return _behind_front(plan, state, links, wanted_hash, python, models, proven, recorded, systemd)
     port = new_metrics_port(plan, state)
     where = " in tritonserver.service" if systemd else ""
     say = f"server: the new one starts beside Triton pid {state['pid']}{where} (metrics on port {port}); no restart"
@@ -147,19 +147,36 @@ def _behind_front(
     models: list[str],
     proven: list[StringCommand],
     recorded: StringCommand,
+    systemd: bool,
 ) -> StringCommand:
     """The new server on the other slot, ready and proven there, the front switched to it (the old slot
     drained), the old one stopped; where the new one fails, it is stopped and the front (switched back where
-    it had switched) goes on handing every request to the old one, which never stopped."""
+    it had switched) goes on handing every request to the old one, which never stopped. Under systemd the new
+    server starts inside tritonserver.service (`systemctl reload`) and becomes its main process once the
+    front hands it every request."""
     assert plan.front is not None
     old, new = plan.front.slot_of(state["http_port"]), new_slot(plan, state)
     there = plan.on_slot(new)
-    say = f"server: the new one starts on slot {new} beside Triton pid {state['pid']} (slot {old}); no restart"
+    where = " in tritonserver.service" if systemd else ""
+    say = f"server: the new one starts on slot {new} beside Triton pid {state['pid']} (slot {old}){where}; no restart"
+    if systemd:
+        ports = dict(there.ports)
+        started = _handover_systemd(plan, "start", plan.unit, ports["metrics"], ports["http"], ports["grpc"])
+        main = [
+            remote.python(python, "systemd_main_pid.py", "tritonserver.service", f"{plan.run_dir}/tritonserver.pid.new")
+        ]
+        finished, abandoned = _handover_systemd(plan, "finish", wanted_hash), _handover_systemd(plan, "abandon")
+    else:
+        started, main = _handover(there, "start", wanted_hash, there.args), []
+        finished, abandoned = (
+            _handover(plan, "finish", wanted_hash),
+            _handover(plan, "abandon", state["config_hash"] or ""),
+        )
     steps = [
         StringCommand("echo", QuoteString(say), ">", QuoteString(f"{plan.run_dir}/proof.txt")),
         switch.command(links),
-        _handover(there, "start", wanted_hash, there.args),
-        server_wait.ready(there, python, models, server_wait.server_log(plan, False), "tritonserver.pid.new"),
+        started,
+        server_wait.ready(there, python, models, server_wait.server_log(plan, systemd), "tritonserver.pid.new"),
         *proven,
         front.switched(plan.front, plan.user, old, new),
         StringCommand(
@@ -169,13 +186,14 @@ def _behind_front(
             QuoteString(f"{plan.run_dir}/proof.txt"),
         ),
         front.slot_recorded(plan.front, new),
-        _handover(plan, "finish", wanted_hash),
+        *main,
+        finished,
         recorded,
     ]
     back = [
         StringCommand(front.switched(plan.front, plan.user, new, old), "||", "true"),
         front.slot_recorded(plan.front, old),
-        _handover(plan, "abandon", state["config_hash"] or ""),
+        abandoned,
         switch.command(switch.previous(links) or links),
         server_wait.ready(plan.on_slot(old), python, ["smoke"], ""),
     ]

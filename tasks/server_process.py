@@ -258,12 +258,13 @@ def _restarted(change: _Change, wanted_hash: str) -> Iterator:
     )
     new = [
         switch.command(change.links),
+        # the slot first: under systemd the server's unit starts on the slot its file names
+        *([front_tasks.slot_recorded(plan.front, slot)] if plan.front else []),
         _started(where, systemd, wanted_hash, stale),
         *said_it,
         _ready(where, change.python, change.models, systemd),
         *(change.prove_on(where) if slot else change.proven),
         recorded,
-        *([front_tasks.slot_recorded(plan.front, slot)] if plan.front else []),
     ]
     old = switch.previous(change.links) if state["pid"] and state["ready"] and state["config_hash"] else None
     if old is None or old == change.links:

@@ -11,6 +11,7 @@ from pyinfra.facts.files import File
 
 import remote
 from config.layout import Layout
+from config.ports import FRONT_UNIT_PATH
 from facts.files import Links
 from facts.server import UNIT_PATH
 from facts.system import Account, InitSystem
@@ -92,10 +93,14 @@ def user_removed(user: str, made_users: str):
 
 @operation()
 def unit_removed():
-    """tritonserver.service is gone and systemd has forgotten it."""
-    if not host.get_fact(File, path=UNIT_PATH):
+    """tritonserver.service and the front's unit (triton-front.service) are gone and systemd has forgotten them."""
+    units = [path for path in (UNIT_PATH, FRONT_UNIT_PATH) if host.get_fact(File, path=path)]
+    if not units:
         host.noop("no tritonserver.service")
         return
-    yield StringCommand("rm", "-f", QuoteString(UNIT_PATH))
-    if host.get_fact(InitSystem)["systemd"]:
+    systemd = host.get_fact(InitSystem)["systemd"]
+    if systemd:  # none started at boot again: its link in the target's wants/ goes too
+        yield StringCommand("systemctl", "disable", "--quiet", *(posixpath.basename(u) for u in units), "||", "true")
+    yield StringCommand("rm", "-f", *map(QuoteString, units))
+    if systemd:
         yield "systemctl daemon-reload"

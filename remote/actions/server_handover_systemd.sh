@@ -2,7 +2,8 @@
 # $1 start|finish|abandon, $2 run dir, $3 unit path, $4 the unit's new text (start) or config hash (finish).
 # start: the unit's new text installed beside a copy of the old (daemon-reload: the running server is kept),
 #   the new server started by `systemctl reload` inside the unit (its user, sandbox and journal) on the
-#   metrics port in $5 (written to RUN/handover.env for the reload's length), its pid in tritonserver.pid.new:
+#   metrics port in $5 (behind the front, the other slot's: metrics $5, http $6, grpc $7), written to
+#   RUN/handover.env for the reload's length; its pid in tritonserver.pid.new:
 #   the one the reload's shell names in the journal, where it is a process of the unit's (or already gone).
 # finish (the new one proven and, by systemd_main_pid.py, the unit's main process): the old one stopped
 #   gracefully (TERM: it finishes what it holds, new connections already go to the new one), its stubs
@@ -30,12 +31,16 @@ start)
     | sed -n 's/^-- cursor: //p' > "$run/journal.cursor" || true
   systemctl daemon-reload
   systemctl enable --quiet "$unit_name"
-  (umask 077 && echo "TRITON_HANDOVER_METRICS_PORT=$port" > "$run/handover.env")
+  (umask 077 && {
+    echo "TRITON_HANDOVER_METRICS_PORT=$port"
+    [ -z "${6:-}" ] || echo "TRITON_HANDOVER_HTTP_PORT=$6"
+    [ -z "${7:-}" ] || echo "TRITON_HANDOVER_GRPC_PORT=$7"
+  } > "$run/handover.env")
   systemctl reload "$unit_name" || { rm -f "$run/handover.env"; exit 1; }
   rm -f "$run/handover.env"  # a restart of the unit must not read it
   # the reload's shell says in the journal which pid it started (the journal takes it in its own time)
   cursor=$(cat "$run/journal.cursor" 2>/dev/null) || cursor=""
-  said="^--- start (beside Triton pid $old, on the same ports): pid \\([0-9][0-9]*\\)\$"
+  said="^--- start (beside Triton pid $old, on [a-z ]*): pid \\([0-9][0-9]*\\)\$"
   new=""
   i=0
   while [ -z "$new" ] && [ "$i" -lt 100 ]; do

@@ -377,7 +377,7 @@ def _served_count(metrics_port: int) -> float:
     return float(found.group(1)) if found else 0.0
 
 
-def _more_served(metrics_port: int, more: int) -> None:
+def more_served(metrics_port: int, more: int) -> None:
     """Wait until the server behind the metrics port has answered `more` inferences of smoke beyond now."""
     start, deadline = _served_count(metrics_port), time.monotonic() + 120
     while _served_count(metrics_port) < start + more:
@@ -411,10 +411,10 @@ def test_behind_the_front_a_build_upgrade_fails_no_request_of_clients_that_keep_
     perf = {protocol: clients.perf_analyzer("smoke", protocol, grpc if protocol == "grpc" else http, *load)
             for protocol in ("http", "grpc")}  # fmt: skip
     try:
-        _more_served(metrics, 40)  # every client at work on the old server
+        more_served(metrics, 40)  # every client at work on the old server
         newer = artifacts.triton_tarball_variant("repacked-again", note="the same build, repacked again")
         res = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
-        _more_served(metrics, 40)  # and on the new one, through the same connections
+        more_served(metrics, 40)  # and on the new one, through the same connections
     finally:
         stop.touch()
         counts = {kind: clients.counted(process) for kind, process in users.items()}

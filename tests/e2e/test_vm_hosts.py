@@ -18,9 +18,9 @@ from compat import server_unit
 from testbed import TestHost, named_ports, op_results, run_pyinfra, watch_files, write_inventory
 from testbed.mirror import Mirror
 from testbed.proxy import SOURCE_FOR_LOOPBACK, Proxy
-from tests import tiny_models
+from tests import clients, tiny_models
 from tests.e2e import artifacts
-from tests.e2e.test_lifecycle import provision_polled, tarball_args
+from tests.e2e.test_lifecycle import more_served, provision_polled, tarball_args
 from tests.e2e.test_provision import assert_serves, changed
 
 # The VM runs beside tb1/tb2 and the trixie host on this machine's loopback: ports of its own.
@@ -430,11 +430,98 @@ def test_a_build_upgrade_under_systemd_is_handed_over_inside_the_unit_without_a_
     wait_for("the restarted server is ready", lambda: ready(vm), 120)
 
 
+def test_behind_the_front_under_systemd_a_build_upgrade_fails_no_request_of_clients_that_keep_connections(
+    vm: TestHost, vm_inv: Path, first_run: dict, net: tuple[Mirror, Proxy], tmp_path: Path
+) -> None:
+    """triton_upgrade = "front" under systemd: HAProxy is a unit of its own (triton-front.service, as the
+    server's user), the server's unit listens on the slot its slot file names. A build upgrade starts the new
+    server inside tritonserver.service on the other slot, proves it, switches the front, makes it the unit's
+    main process; a build that cannot start is stopped and the old server serves on. Through both, perf_analyzer
+    (HTTP and gRPC), a reused gRPC and HTTP client and a poller lose no request, and neither unit restarts.
+    A second run changes nothing; killed, either is started again by systemd on the slot that serves, and
+    requests reach the server through the front; after a reboot too, and a provision then changes nothing."""
+    mirror, _ = net
+    http, grpc, metrics = (PORTS[f"triton_{name}_port"] for name in ("http", "grpc", "metrics"))
+    front = ["--data", "triton_upgrade=front"]
+    good = artifacts.triton_tarball_variant("repacked", note="the same build, repacked")
+    res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, good, "good"), *front)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-5000:]
+    assert "not behind the front (started before triton_upgrade = 'front'): restarted once" in out, out[-5000:]
+    assert ssh_ok(
+        vm, "systemctl is-active triton-front.service; systemctl is-enabled triton-front.service"
+    ).split() == [
+        "active",
+        "enabled",
+    ]
+    haproxy = ssh_ok(vm, "systemctl show -p MainPID --value triton-front.service")
+    assert ssh_ok(vm, f"ps -o user= -p {haproxy}") == "triton-server"
+    assert "TRITON_SLOT=a" in ssh_ok(vm, f"cat {shlex.quote(HOME)}/run/slot.env")
+    pid, restarts = unit_state(vm)[2], ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service")
+    stop = tmp_path / "stop"
+    users = {kind: clients.started(kind, grpc if kind == "grpc" else http, "smoke", str(stop), 900) for kind in
+             ("grpc", "http", "poller")}  # fmt: skip
+    load = ("--request-rate-range", "10:10", "--request-count", "1000000")  # runs until stopped, or its first failure
+    perf = {protocol: clients.perf_analyzer("smoke", protocol, grpc if protocol == "grpc" else http, *load)
+            for protocol in ("http", "grpc")}  # fmt: skip
+    try:
+        more_served(metrics, 40)  # every client at work on the old server
+        bad = artifacts.triton_tarball_variant("no-libtritonserver", drop="lib/libtritonserver")
+        failed = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, bad, "bad"), *front)
+        more_served(metrics, 40)  # still the old server, through the same connections
+        newer = artifacts.triton_tarball_variant("repacked-again", note="the same build, repacked again")
+        res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
+        more_served(metrics, 40)  # and on the new one, through the same connections
+    finally:
+        stop.touch()
+        counts = {kind: clients.counted(process) for kind, process in users.items()}
+        alive = {protocol: process.poll() is None for protocol, process in perf.items()}
+        for process in perf.values():
+            process.kill()
+        said = {protocol: process.communicate()[0] for protocol, process in perf.items()}
+    failed_out = failed.stdout + failed.stderr
+    assert failed.returncode != 0 and "the old one never stopped serving" in failed_out, failed_out[-5000:]
+    assert "cause: a shared library is missing" in failed_out, failed_out[-5000:]  # from the journal
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-5000:]
+    assert f"the new one starts on slot b beside Triton pid {pid} (slot a) in tritonserver.service" in out, out[-5000:]
+    print(f"\nbuild upgrade behind the front under systemd: {counts}")
+    for kind, count in counts.items():
+        assert count["failed"] == 0 and count["ok"] > 0, (kind, count)
+    for protocol in perf:  # perf_analyzer stops at its first failed request
+        assert alive[protocol] and "had error" not in said[protocol], (protocol, said[protocol][-2000:])
+    new = unit_state(vm)[2]
+    assert new not in (pid, "0") and vm.ssh(f"test -d /proc/{pid}", check=False).returncode != 0
+    assert ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service") == restarts  # never restarted
+    assert ssh_ok(vm, "systemctl show -p MainPID --value triton-front.service") == haproxy  # nor the front
+    assert "TRITON_SLOT=b" in ssh_ok(vm, f"cat {shlex.quote(HOME)}/run/slot.env")
+    again = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
+    assert again.returncode == 0 and changed(op_results(again.stdout + again.stderr)) == {}, again.stdout[-4000:]
+
+    # systemd brings either back on the slot that serves (b): the front, then the server
+    ssh_ok(vm, f"kill -KILL {haproxy}")
+    wait_for("systemd started the front again", lambda: vm.ssh(
+        "systemctl show -p MainPID --value triton-front.service").stdout.strip() not in ("0", haproxy), 60)  # fmt: skip
+    wait_for("the server answers through the restarted front", lambda: ready(vm), 60)
+    ssh_ok(vm, f"kill -KILL {new}")
+    wait_for("systemd started the server again", lambda: unit_state(vm)[2] not in ("0", new), 60)
+    wait_for("the restarted server answers through the front", lambda: ready(vm, "smoke"), 120)
+    slot_b = ssh_ok(vm, f"tr '\\0' ' ' < /proc/{unit_state(vm)[2]}/cmdline")
+    assert f"--http-port {http + 20} " in slot_b, slot_b
+    vm.host = testbed.restart(vm.name)  # a reboot: both units start at boot, on slot b
+    wait_for("the server answers through the front after a reboot", lambda: ready(vm, "smoke"), 120)
+    after = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
+    assert after.returncode == 0 and changed(op_results(after.stdout + after.stderr)) == {}, after.stdout[-4000:]
+
+
 def test_uninstall_removes_the_unit_and_systemd_forgets_it(vm: TestHost, vm_inv: Path, first_run: dict) -> None:
     res = run_pyinfra(vm_inv, "deploy/uninstall.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
-    assert vm.ssh("test -e /etc/systemd/system/tritonserver.service", check=False).returncode == 1
-    load = vm.ssh("systemctl show -p LoadState --value tritonserver.service").stdout.strip()
-    assert load == "not-found"  # daemon-reloaded: no unit of that name left
+    for unit in ("tritonserver.service", "triton-front.service"):
+        assert vm.ssh(f"test -e /etc/systemd/system/{unit}", check=False).returncode == 1
+        load = vm.ssh(f"systemctl show -p LoadState --value {unit}").stdout.strip()
+        assert load == "not-found", unit  # daemon-reloaded: no unit of that name left
+    # no HAProxy of ours left (Debian's package runs its own haproxy.service, on its own empty configuration)
+    assert vm.ssh("pgrep -f '[h]aproxy .*/run/front-'", check=False).returncode == 1
     assert vm.ssh(f"test -e {shlex.quote(HOME)}", check=False).returncode == 1
     assert vm.ssh("pgrep -f 'while kill -[0]'", check=False).returncode == 1  # no log watcher left

@@ -241,13 +241,21 @@ def _cmdline_has(proc: Path, words: bytes) -> bool:
         return False
 
 
-def test_the_units_reload_starts_a_new_server_only_when_the_provisioner_asks_and_on_its_metrics_port(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("services", "args", "ports", "where"),
+    [
+        (("metrics",), ["--http-port", "8000"], {"metrics": "8003"}, "on the same ports"),
+        # behind the front: the other slot's three ports (the unit's own come from its slot file)
+        (("http", "grpc", "metrics"), [], {"http": "8020", "grpc": "8021", "metrics": "8022"}, "on the other slot"),
+    ],
+)
+def test_the_units_reload_starts_a_new_server_only_when_the_provisioner_asks_and_on_its_ports(
+    tmp_path: Path, services: tuple[str, ...], args: list[str], ports: dict[str, str], where: str
 ) -> None:
-    """ExecReload's script (compat/server_unit.py), run as systemd runs it: without the handover's metrics port
-    in its environment it starts nothing; with it, the launcher with the unit's arguments and that metrics
-    port, in a session of its own (its stubs a group a stop can end), detached (the reload returns at once)."""
-    from compat.server_unit import _RELOAD_STARTS, HANDOVER_METRICS_VAR
+    """ExecReload's script (compat/server_unit.py), run as systemd runs it: without the handover's ports in
+    its environment it starts nothing; with them, the launcher with the unit's arguments and those ports, in
+    a session of its own (its stubs a group a stop can end), detached (the reload returns at once)."""
+    from compat.server_unit import HANDOVER_VARS, _reload_starts
 
     record = tmp_path / "argv"
     launcher = tmp_path / "triton-server"
@@ -256,15 +264,16 @@ def test_the_units_reload_starts_a_new_server_only_when_the_provisioner_asks_and
         f"mv {record}.tmp {record}\nsleep 30\n"
     )
     launcher.chmod(0o755)
-    argv = ["sh", "-c", _RELOAD_STARTS, str(launcher), "--http-port", "8000", "--load-model", "*"]
+    argv = ["sh", "-c", _reload_starts(services), str(launcher), *args, "--load-model", "*"]
     env = {"PATH": os.environ["PATH"], "MAINPID": "4242"}
     nothing = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=10)
     assert nothing.returncode == 0 and "nothing to do" in nothing.stdout
     assert not record.exists()
     said = tmp_path / "journal"  # the server keeps the reload's output open (the journal's stream there)
     started = time.monotonic()
+    asked_env = {**env, **{HANDOVER_VARS[service]: port for service, port in ports.items()}}
     with said.open("w") as out:
-        asked = subprocess.run(argv, env={**env, HANDOVER_METRICS_VAR: "8003"}, stdout=out, timeout=10)
+        asked = subprocess.run(argv, env=asked_env, stdout=out, timeout=10)
     assert asked.returncode == 0 and time.monotonic() - started < 5  # it did not wait for the server
     deadline = time.monotonic() + 10
     while not record.exists() and time.monotonic() < deadline:
@@ -272,8 +281,9 @@ def test_the_units_reload_starts_a_new_server_only_when_the_provisioner_asks_and
     lines = record.read_text().splitlines()
     pid = lines[-1].removeprefix("pid=")
     try:
-        assert lines[:6] == ["--http-port", "8000", "--load-model", "*", "--metrics-port", "8003"]
+        wanted = [*args, "--load-model", "*", *(w for s in services for w in (f"--{s}-port", ports[s]))]
+        assert lines[: len(wanted)] == wanted
         assert lines[-2].removeprefix("sid=").strip() == pid  # it leads a session of its own
-        assert said.read_text().strip() == f"--- start (beside Triton pid 4242, on the same ports): pid {pid}"
+        assert said.read_text().strip() == f"--- start (beside Triton pid 4242, {where}): pid {pid}"
     finally:
         os.kill(int(pid), 9)
