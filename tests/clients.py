@@ -16,6 +16,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +100,37 @@ def counted(process: subprocess.Popen) -> dict[str, Any]:
     if process.returncode != 0 or not lines:
         raise RuntimeError(f"the client failed (exit {process.returncode}): {out[-2000:]}")
     return json.loads(lines[-1])
+
+
+@contextmanager
+def five_at_work(http: int, grpc: int, model: str, stop_file: Path) -> Iterator[dict[str, Any]]:
+    """The five clients a change must not fail (a reused gRPC client, a reused HTTP client, a poller, and
+    perf_analyzer over HTTP and over gRPC at 10 requests a second) at work on these ports while the block runs;
+    then stopped, the yielded dict given "counts" (each client's), "alive" and "said" (each perf_analyzer's:
+    still running, its output). Each failure check: `none_failed`."""
+    users = {kind: started(kind, grpc if kind == "grpc" else http, model, str(stop_file), 900)
+             for kind in ("grpc", "http", "poller")}  # fmt: skip
+    load = ("--request-rate-range", "10:10", "--request-count", "1000000")  # until stopped, or its first failure
+    perf = {protocol: perf_analyzer(model, protocol, grpc if protocol == "grpc" else http, *load)
+            for protocol in ("http", "grpc")}  # fmt: skip
+    result: dict[str, Any] = {}
+    try:
+        yield result
+    finally:
+        stop_file.touch()
+        result["counts"] = {kind: counted(process) for kind, process in users.items()}
+        result["alive"] = {protocol: process.poll() is None for protocol, process in perf.items()}
+        for process in perf.values():
+            process.kill()
+        result["said"] = {protocol: process.communicate()[0] for protocol, process in perf.items()}
+
+
+def none_failed(result: dict[str, Any]) -> None:
+    """Fail naming the client where any of five_at_work's clients saw a failed request (or answered none)."""
+    for kind, count in result["counts"].items():
+        assert count["failed"] == 0 and count["ok"] > 0, (kind, count)
+    for protocol, said in result["said"].items():  # perf_analyzer stops at its first failed request
+        assert result["alive"][protocol] and "had error" not in said, (protocol, said[-2000:])
 
 
 if __name__ == "__main__":

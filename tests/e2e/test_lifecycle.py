@@ -404,34 +404,18 @@ def test_behind_the_front_a_build_upgrade_fails_no_request_of_clients_that_keep_
     assert "not behind the front (started before triton_upgrade = 'front'): restarted once" in out, out[-4000:]
     assert op_results(res.stderr)["the front (HAProxy) on the server's ports"]["success"] == 1, out[-4000:]
     pid = server_pid(host)
-    stop = tmp_path / "stop"
-    users = {kind: clients.started(kind, grpc if kind == "grpc" else http, "smoke", str(stop), 900) for kind in
-             ("grpc", "http", "poller")}  # fmt: skip
-    load = ("--request-rate-range", "10:10", "--request-count", "1000000")  # runs until stopped, or its first failure
-    perf = {protocol: clients.perf_analyzer("smoke", protocol, grpc if protocol == "grpc" else http, *load)
-            for protocol in ("http", "grpc")}  # fmt: skip
-    try:
+    with clients.five_at_work(http, grpc, "smoke", tmp_path / "stop") as at_work:
         more_served(metrics, 40)  # every client at work on the old server
         newer = artifacts.triton_tarball_variant("repacked-again", note="the same build, repacked again")
         res = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
         more_served(metrics, 40)  # and on the new one, through the same connections
-    finally:
-        stop.touch()
-        counts = {kind: clients.counted(process) for kind, process in users.items()}
-        alive = {protocol: process.poll() is None for protocol, process in perf.items()}
-        for process in perf.values():
-            process.kill()
-        said = {protocol: process.communicate()[0] for protocol, process in perf.items()}
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-4000:]
     assert f"the new one starts on slot b beside Triton pid {pid} (slot a); no restart" in out, out[-4000:]
     assert "front: every request now goes to the new server (slot b)" in out, out[-4000:]
     assert server_pid(host) != pid and host.ssh(f"test -d /proc/{pid}", check=False).returncode != 0
-    print(f"\nbuild upgrade behind the front: {counts}")
-    for kind, count in counts.items():
-        assert count["failed"] == 0 and count["ok"] > 0, (kind, count)
-    for protocol in perf:  # perf_analyzer stops at its first failed request
-        assert alive[protocol] and "had error" not in said[protocol], (protocol, said[protocol][-2000:])
+    print(f"\nbuild upgrade behind the front: {at_work['counts']}")
+    clients.none_failed(at_work)
     again = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
     changed = {n: r for n, r in op_results(again.stderr).items() if n != "Grand total" and r["success"]}
     assert again.returncode == 0 and not changed, (changed, again.stderr[-3000:])

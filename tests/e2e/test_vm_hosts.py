@@ -458,13 +458,7 @@ def test_behind_the_front_under_systemd_a_build_upgrade_fails_no_request_of_clie
     assert ssh_ok(vm, f"ps -o user= -p {haproxy}") == "triton-server"
     assert "TRITON_SLOT=a" in ssh_ok(vm, f"cat {shlex.quote(HOME)}/run/slot.env")
     pid, restarts = unit_state(vm)[2], ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service")
-    stop = tmp_path / "stop"
-    users = {kind: clients.started(kind, grpc if kind == "grpc" else http, "smoke", str(stop), 900) for kind in
-             ("grpc", "http", "poller")}  # fmt: skip
-    load = ("--request-rate-range", "10:10", "--request-count", "1000000")  # runs until stopped, or its first failure
-    perf = {protocol: clients.perf_analyzer("smoke", protocol, grpc if protocol == "grpc" else http, *load)
-            for protocol in ("http", "grpc")}  # fmt: skip
-    try:
+    with clients.five_at_work(http, grpc, "smoke", tmp_path / "stop") as at_work:
         more_served(metrics, 40)  # every client at work on the old server
         bad = artifacts.triton_tarball_variant("no-libtritonserver", drop="lib/libtritonserver")
         failed = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, bad, "bad"), *front)
@@ -472,24 +466,14 @@ def test_behind_the_front_under_systemd_a_build_upgrade_fails_no_request_of_clie
         newer = artifacts.triton_tarball_variant("repacked-again", note="the same build, repacked again")
         res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
         more_served(metrics, 40)  # and on the new one, through the same connections
-    finally:
-        stop.touch()
-        counts = {kind: clients.counted(process) for kind, process in users.items()}
-        alive = {protocol: process.poll() is None for protocol, process in perf.items()}
-        for process in perf.values():
-            process.kill()
-        said = {protocol: process.communicate()[0] for protocol, process in perf.items()}
     failed_out = failed.stdout + failed.stderr
     assert failed.returncode != 0 and "the old one never stopped serving" in failed_out, failed_out[-5000:]
     assert "cause: a shared library is missing" in failed_out, failed_out[-5000:]  # from the journal
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-5000:]
     assert f"the new one starts on slot b beside Triton pid {pid} (slot a) in tritonserver.service" in out, out[-5000:]
-    print(f"\nbuild upgrade behind the front under systemd: {counts}")
-    for kind, count in counts.items():
-        assert count["failed"] == 0 and count["ok"] > 0, (kind, count)
-    for protocol in perf:  # perf_analyzer stops at its first failed request
-        assert alive[protocol] and "had error" not in said[protocol], (protocol, said[protocol][-2000:])
+    print(f"\nbuild upgrade behind the front under systemd: {at_work['counts']}")
+    clients.none_failed(at_work)
     new = unit_state(vm)[2]
     assert new not in (pid, "0") and vm.ssh(f"test -d /proc/{pid}", check=False).returncode != 0
     assert ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service") == restarts  # never restarted
