@@ -36,6 +36,7 @@ class HostFacts:
     venv: VenvData | None = None  # VenvPackages of venv_dir
     model_envs: dict[str, VenvData | None] = field(default_factory=dict)  # VenvPackages of each model's own env
     ports: dict[int, list[Listener]] = field(default_factory=dict)
+    front_pid: int | None = None  # FrontState: our front (HAProxy) running on the server's ports, if any
     init: InitSystemData | None = None
     hf_home_exists: bool = False
     env_files_exist: bool = False

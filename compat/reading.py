@@ -20,6 +20,7 @@ from config.layout import Layout
 from config.settings import Settings, load, load_inventory, record_name
 from facts.disk import FreeSpace
 from facts.files import TreeEntries, UnsafeAncestors, UserAccess
+from facts.front import FrontState
 from facts.libraries import LinkerCache, MissingLibraries
 from facts.nvidia import Nvidia
 from facts.ports import ListeningPorts
@@ -78,6 +79,7 @@ def gather(host: Host, settings: Settings) -> HostFacts:
         triton=triton,
         venv=host.get_fact(VenvPackages, settings.venv_dir),
         ports=host.get_fact(ListeningPorts),
+        front_pid=host.get_fact(FrontState, layout.run)["pid"],
         init=host.get_fact(InitSystem),
         hf_home_exists=bool(host.get_fact(Directory, layout.hf_home)),
         persist_dir=host.get_fact(Directory, layout.persist) or None,

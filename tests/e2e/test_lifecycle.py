@@ -419,6 +419,8 @@ def test_behind_the_front_a_build_upgrade_fails_no_request_of_clients_that_keep_
     again = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
     changed = {n: r for n, r in op_results(again.stderr).items() if n != "Grand total" and r["success"]}
     assert again.returncode == 0 and not changed, (changed, again.stderr[-3000:])
+    audit = run_pyinfra(serving["inv"], "deploy/audit.py", "-y", *front)  # the front's ports are ours
+    assert audit.returncode == 0 and "http: served by the front (HAProxy pid" in audit.stdout, audit.stdout[-3000:]
 
 
 def test_uninstall_removes_the_install_keeps_the_caches_and_a_fresh_provision_works(serving: dict, mirror) -> None:

@@ -481,6 +481,8 @@ def test_behind_the_front_under_systemd_a_build_upgrade_fails_no_request_of_clie
     assert "TRITON_SLOT=b" in ssh_ok(vm, f"cat {shlex.quote(HOME)}/run/slot.env")
     again = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
     assert again.returncode == 0 and changed(op_results(again.stdout + again.stderr)) == {}, again.stdout[-4000:]
+    audit = run_pyinfra(vm_inv, "deploy/audit.py", "-y", *front)  # the front's ports are ours
+    assert audit.returncode == 0 and f"http: served by the front (HAProxy pid {haproxy})" in audit.stdout, audit.stdout
 
     # systemd brings either back on the slot that serves (b): the front, then the server
     ssh_ok(vm, f"kill -KILL {haproxy}")

@@ -388,6 +388,22 @@ def test_port_held_by_another_process_is_named() -> None:
     assert item.status == "incompatible" and "python3 (pid 77)" in item.detail
 
 
+def test_behind_the_front_its_haproxy_holds_the_ports_and_another_on_a_slot_port_is_named() -> None:
+    front = load({"triton_upgrade": "front"})
+    facts = host()
+    haproxy = [{"address": "127.0.0.1", "port": 8000, "pid": 55, "process": "haproxy"}]
+    facts.ports = {8000: haproxy, 8011: [{"address": "127.0.0.1", "port": 8011, "pid": 88, "process": "nginx"}]}
+    facts.front_pid = 55
+    a = assess(facts, front)
+    assert by_name(a, "port 8000").status == "ok" and "the front (HAProxy pid 55)" in by_name(a, "port 8000").detail
+    slot = by_name(a, "port 8011")
+    assert slot.status == "incompatible" and "grpc (slot a) port 8011 is held by nginx (pid 88)" in slot.detail
+    assert "set triton_grpc_port to a free port" in slot.fix
+    facts.front_pid = None  # another HAProxy (Debian's own haproxy.service, a user's) is not ours
+    assert by_name(assess(facts, front), "port 8000").status == "incompatible"
+    assert "port 8011" not in [i.name for i in assess(host(), DEFAULT).items]  # no slots without the front
+
+
 def test_installed_triton_with_numpy2_in_venv_is_flagged() -> None:
     facts = host(pythons=py("3.11"))
     facts.triton = fixture("triton.TritonInstall/installed")
