@@ -389,7 +389,8 @@ def test_behind_the_front_a_build_upgrade_fails_no_request_of_clients_that_keep_
     serving: dict, mirror, tmp_path: Path
 ) -> None:
     """triton_upgrade = "front" (compat/front.py): HAProxy holds the ports, each server a slot's own. The server
-    moves behind the front once (a restart, said); then a new build is handed over while NVIDIA's perf_analyzer
+    moves behind the front once (a restart, said); then a build that cannot start is stopped (the old server
+    serves on) and a new build is handed over, both while NVIDIA's perf_analyzer
     (HTTP: libcurl keep-alive; gRPC: one channel), a reused tritonclient gRPC client, a reused tritonclient
     HTTP client and a poller send requests through the front: none fails, and the metrics stay on their port
     (the new server's counter answers there). A second run changes nothing."""
@@ -406,9 +407,15 @@ def test_behind_the_front_a_build_upgrade_fails_no_request_of_clients_that_keep_
     pid = server_pid(host)
     with clients.five_at_work(http, grpc, "smoke", tmp_path / "stop") as at_work:
         more_served(metrics, 40)  # every client at work on the old server
+        bad = artifacts.triton_tarball_variant("no-libtritonserver", drop="lib/libtritonserver")
+        failed = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, bad, "bad"), *front)
+        more_served(metrics, 40)  # still the old server, through the same connections
         newer = artifacts.triton_tarball_variant("repacked-again", note="the same build, repacked again")
         res = run_pyinfra(serving["inv"], "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
         more_served(metrics, 40)  # and on the new one, through the same connections
+    failed_out = failed.stdout + failed.stderr
+    assert failed.returncode != 0 and "the old one never stopped serving" in failed_out, failed_out[-5000:]
+    assert "cause: a shared library is missing" in failed_out, failed_out[-5000:]  # from the new server's log
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-4000:]
     assert f"the new one starts on slot b beside Triton pid {pid} (slot a); no restart" in out, out[-4000:]
