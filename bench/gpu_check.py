@@ -43,6 +43,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -53,7 +55,7 @@ from compat import tables
 from compat.torch_choice import choose_torch_variant, driver_cuda
 from config.layout import Layout
 from config.models import parse_models
-from config.settings import load
+from config.settings import Settings, load
 from facts.memory import ModelMemory
 from facts.nvidia import Nvidia
 
@@ -106,6 +108,118 @@ class Check:
         (folder / f"{case}.json").write_text(json.dumps(spec, indent=2) + "\n")
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What the steps share: the check that records them, the default settings, the command line, where the
+    figures come from, and what one step leaves for the next (state: nvidia, torch, chosen)."""
+
+    check: Check
+    settings: Settings
+    args: argparse.Namespace
+    source: str
+    state: dict[str, Any]
+
+
+def _nvidia(run: _Run) -> tuple[str, str]:
+    """The GPUs and driver nvidia-smi reports (its output kept as a fact fixture)."""
+    command = Nvidia().command()
+    output = run_fact_command(command)
+    fact = Nvidia().process(output) if output else None
+    run.state["nvidia"] = fact
+    run.check.data["nvidia"] = fact
+    if fact is None:
+        return "skipped", "no nvidia-smi here: the GPU steps are skipped (the CPU half runs)"
+    case = (fact["gpus"][0]["name"].split()[-1].lower() if fact["gpus"] else "no-gpu") + f"-{fact['driver_version']}"
+    run.check.save_fixture("nvidia.Nvidia", case, fixture(command, [], output, fact, run.source))
+    if not fact["gpus"]:
+        return "FAILED", f"nvidia-smi runs but lists no GPU: {fact['error']}"
+    gpus = ", ".join(
+        f"{g['name']} (sm_{(g['compute_capability'] or '?').replace('.', '')}, {g['memory_mib']} MiB)"
+        for g in fact["gpus"]
+    )
+    return "ok", f"driver {fact['driver_version']}, CUDA {driver_cuda(fact)}: {gpus}"
+
+
+def _rules(run: _Run) -> tuple[str, str]:
+    """The torch variant the rules choose for this host, for the pinned torch and this Python's."""
+    fact, report = run.state["nvidia"], run.state["torch"]
+    minors = [torch_minor(run.settings.torch_version)]
+    if report and torch_minor(report["version"]) not in minors:
+        minors.append(torch_minor(report["version"]))
+    said, chosen = [], {}
+    for minor in minors:
+        variants = tables.TORCH_CUDA_VARIANTS.get(minor)
+        if not (fact or {}).get("gpus"):
+            chosen[minor], why = "cpu", "no GPU"
+        elif variants is None:
+            chosen[minor], why = None, f"no CUDA variant table for torch {minor}"
+        else:
+            chosen[minor], why = choose_torch_variant(fact, minor, variants)
+        said.append(f"torch {minor}: {chosen[minor]} ({why})")
+    run.state["chosen"] = chosen
+    run.check.data["rules"] = chosen
+    return ("ok" if all(chosen.values()) else "FAILED"), "; ".join(said)
+
+
+def _torch(run: _Run) -> tuple[str, str]:
+    """This Python's torch against the rules' choice: its CUDA, whether it sees the GPU, its kernels."""
+    report = run.state["torch"]
+    run.check.data["torch"] = report
+    if report is None:
+        return "skipped", "no torch in this Python"
+    chosen = run.state.get("chosen", {}).get(torch_minor(report["version"]))
+    problems = torch_findings(run.state["nvidia"], chosen, report)
+    seen = f"{report['version']} (CUDA {report['cuda']}), sees a GPU: {report['available']}"
+    if report["arch_list"]:
+        seen += f", kernels {' '.join(report['arch_list'])}"
+    return ("FAILED", seen + "; " + "; ".join(problems)) if problems else ("ok", seen + "; as the rules choose")
+
+
+def _config(run: _Run) -> tuple[str, str]:
+    """A hub model's config.pbtxt as the provisioner writes it: KIND_GPU where there is a GPU."""
+    gpu_ids = [g["index"] for g in (run.state["nvidia"] or {}).get("gpus", [])]
+    specs, problems = parse_models([{"name": "classifier", "source": "hub:org/model@main"}])
+    assert not problems, problems
+    from tasks.models import render_config
+
+    text = render_config(specs[0], Layout(run.settings), gpu_ids)
+    (run.args.out / "config.pbtxt").write_text(text)
+    group = next(line for line in text.splitlines() if line.startswith("instance_group"))
+    want = "KIND_GPU" if gpu_ids else "KIND_CPU"
+    return ("ok" if want in group else "FAILED"), group
+
+
+def _memory(run: _Run) -> tuple[str, str]:
+    """ModelMemory with a stub-named child holding 256 MiB of the GPU (its output kept as a fixture)."""
+    if not (run.state["nvidia"] or {}).get("gpus"):
+        return "skipped", "no GPU"
+    with tempfile.TemporaryDirectory() as models_dir:
+        holder = _gpu_holder(models_dir, run.args.device)
+        try:
+            command = ModelMemory().command(models_dir)
+            output = run_fact_command(command)
+        finally:
+            holder.kill()
+            holder.wait()
+    fact = ModelMemory().process(output)
+    run.check.data["memory"] = fact
+    spec = fixture(command, [models_dir], output, fact, run.source)
+    run.check.save_fixture("memory.ModelMemory", "gpu-model-held", spec)
+    if not fact["gpu_free_mib"]:
+        return "FAILED", "nvidia-smi gave no free memory per GPU"
+    held = fact["gpu_mib"].get("held")
+    said = f"free per GPU {fact['gpu_free_mib']} MiB; the held model {held} MiB"
+    return ("ok" if held else "FAILED"), said + ("" if held else " (nvidia-smi lists no process's memory here)")
+
+
+def _model(run: _Run) -> tuple[str, str]:
+    """The template's Pipeline on the device and on the CPU: the same labels, scores within 1e-3."""
+    report = run.state["torch"]
+    if run.args.device.startswith("cuda") and not (report and report["available"]):
+        return "skipped", "torch sees no GPU"
+    return _model_on_device_and_cpu(run.args.device)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("bench/results/gpu_check"))
@@ -116,103 +230,12 @@ def main(argv: list[str] | None = None) -> int:
     today = datetime.date.today().isoformat()
     source = f"{args.source or platform.node()}, bench.gpu_check, captured {today}"
     check = Check(args.out, source)
-    settings = load({})
-    state: dict[str, Any] = {"nvidia": None, "torch": torch_report()}
-
-    def nvidia() -> tuple[str, str]:
-        command = Nvidia().command()
-        output = run_fact_command(command)
-        fact = Nvidia().process(output) if output else None
-        state["nvidia"] = fact
-        check.data["nvidia"] = fact
-        if fact is None:
-            return "skipped", "no nvidia-smi here: the GPU steps are skipped (the CPU half runs)"
-        case = (
-            fact["gpus"][0]["name"].split()[-1].lower() if fact["gpus"] else "no-gpu"
-        ) + f"-{fact['driver_version']}"
-        check.save_fixture("nvidia.Nvidia", case, fixture(command, [], output, fact, source))
-        if not fact["gpus"]:
-            return "FAILED", f"nvidia-smi runs but lists no GPU: {fact['error']}"
-        gpus = ", ".join(
-            f"{g['name']} (sm_{(g['compute_capability'] or '?').replace('.', '')}, {g['memory_mib']} MiB)"
-            for g in fact["gpus"]
-        )
-        return "ok", f"driver {fact['driver_version']}, CUDA {driver_cuda(fact)}: {gpus}"
-
-    def rules() -> tuple[str, str]:
-        fact, report = state["nvidia"], state["torch"]
-        minors = [torch_minor(settings.torch_version)]
-        if report and torch_minor(report["version"]) not in minors:
-            minors.append(torch_minor(report["version"]))
-        said, chosen = [], {}
-        for minor in minors:
-            variants = tables.TORCH_CUDA_VARIANTS.get(minor)
-            if not (fact or {}).get("gpus"):
-                chosen[minor], why = "cpu", "no GPU"
-            elif variants is None:
-                chosen[minor], why = None, f"no CUDA variant table for torch {minor}"
-            else:
-                chosen[minor], why = choose_torch_variant(fact, minor, variants)
-            said.append(f"torch {minor}: {chosen[minor]} ({why})")
-        state["chosen"] = chosen
-        check.data["rules"] = chosen
-        return ("ok" if all(chosen.values()) else "FAILED"), "; ".join(said)
-
-    def torch() -> tuple[str, str]:
-        report = state["torch"]
-        check.data["torch"] = report
-        if report is None:
-            return "skipped", "no torch in this Python"
-        chosen = state.get("chosen", {}).get(torch_minor(report["version"]))
-        problems = torch_findings(state["nvidia"], chosen, report)
-        seen = f"{report['version']} (CUDA {report['cuda']}), sees a GPU: {report['available']}"
-        if report["arch_list"]:
-            seen += f", kernels {' '.join(report['arch_list'])}"
-        return ("FAILED", seen + "; " + "; ".join(problems)) if problems else ("ok", seen + "; as the rules choose")
-
-    def config() -> tuple[str, str]:
-        gpu_ids = [g["index"] for g in (state["nvidia"] or {}).get("gpus", [])]
-        specs, problems = parse_models([{"name": "classifier", "source": "hub:org/model@main"}])
-        assert not problems, problems
-        from tasks.models import render_config
-
-        text = render_config(specs[0], Layout(settings), gpu_ids)
-        (args.out / "config.pbtxt").write_text(text)
-        group = next(line for line in text.splitlines() if line.startswith("instance_group"))
-        want = "KIND_GPU" if gpu_ids else "KIND_CPU"
-        return ("ok" if want in group else "FAILED"), group
-
-    def memory() -> tuple[str, str]:
-        if not (state["nvidia"] or {}).get("gpus"):
-            return "skipped", "no GPU"
-        with tempfile.TemporaryDirectory() as models_dir:
-            holder = _gpu_holder(models_dir, args.device)
-            try:
-                command = ModelMemory().command(models_dir)
-                output = run_fact_command(command)
-            finally:
-                holder.kill()
-                holder.wait()
-        fact = ModelMemory().process(output)
-        check.data["memory"] = fact
-        spec = fixture(command, [models_dir], output, fact, source)
-        check.save_fixture("memory.ModelMemory", "gpu-model-held", spec)
-        if not fact["gpu_free_mib"]:
-            return "FAILED", "nvidia-smi gave no free memory per GPU"
-        held = fact["gpu_mib"].get("held")
-        said = f"free per GPU {fact['gpu_free_mib']} MiB; the held model {held} MiB"
-        return ("ok" if held else "FAILED"), said + ("" if held else " (nvidia-smi lists no process's memory here)")
-
-    def model() -> tuple[str, str]:
-        report = state["torch"]
-        if args.device.startswith("cuda") and not (report and report["available"]):
-            return "skipped", "torch sees no GPU"
-        return _model_on_device_and_cpu(args.device)
-
-    for name, body in (("nvidia", nvidia), ("rules", rules), ("torch", torch), ("config", config)):
-        check.step(name, body)
-    check.step("memory", memory)
-    check.step("model", model)
+    run = _Run(check, load({}), args, source, {"nvidia": None, "torch": torch_report()})
+    for name, body in (
+        ("nvidia", _nvidia), ("rules", _rules), ("torch", _torch), ("config", _config), ("memory", _memory),
+        ("model", _model),
+    ):  # fmt: skip
+        check.step(name, partial(body, run))
     result = {"source": source, "steps": check.steps, **check.data}
     (args.out / "gpu_check.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
     failed = [s["name"] for s in check.steps if s["status"] == "FAILED"]

@@ -52,6 +52,38 @@ def unreachable(py: PythonInterpreter, user: str) -> str:
     return f"{user} cannot enter {where}"
 
 
+def _candidates(
+    facts: HostFacts,
+    settings: Settings,
+    stubs: tuple[str, ...],
+    numpy_lt2: bool,
+    bundled: tuple[str, ...],
+    distro_pythons: tuple[str, ...],
+) -> tuple[list[tuple[tuple, str, PythonInterpreter]], list[PythonInterpreter]]:
+    """The host Pythons that fit the stub and the settings, each with its score (installable, with libpython,
+    with venv, the distribution's, newest), and those passed over because the server's user cannot run them."""
+    candidates, passed_over = [], []
+    for py in facts.pythons:
+        version = py["version"]
+        if not python_fits(version, stubs, numpy_lt2):
+            continue
+        if settings.triton_python != "auto" and version != settings.triton_python:
+            continue
+        if py["blocked_by"] and settings.triton_user != "root":  # root reaches every one
+            passed_over.append(py)
+            continue
+        installable = py["libpython"] is not None or version in bundled or version in distro_pythons
+        score = (
+            installable,
+            py["libpython"] is not None,
+            py["can_venv"],
+            version in distro_pythons,
+            version_key(version),
+        )
+        candidates.append((score, version, py))
+    return candidates, passed_over
+
+
 def choose_python(
     facts: HostFacts,
     settings: Settings,
@@ -69,25 +101,7 @@ def choose_python(
         return use_standalone(facts, settings, stubs, numpy_lt2, script_python, "triton_python = standalone")
     distro_pythons = tables.DISTRO_PYTHONS.get(distro_key(facts.os), ())
     user = settings.triton_user
-    candidates, passed_over = [], []
-    for py in facts.pythons:
-        version = py["version"]
-        if not python_fits(version, stubs, numpy_lt2):
-            continue
-        if settings.triton_python != "auto" and version != settings.triton_python:
-            continue
-        if py["blocked_by"] and user != "root":  # root reaches every one
-            passed_over.append(py)
-            continue
-        installable = py["libpython"] is not None or version in bundled or version in distro_pythons
-        score = (
-            installable,
-            py["libpython"] is not None,
-            py["can_venv"],
-            version in distro_pythons,
-            version_key(version),
-        )
-        candidates.append((score, version, py))
+    candidates, passed_over = _candidates(facts, settings, stubs, numpy_lt2, bundled, distro_pythons)
     passed = tuple(f"{py['path']} ({unreachable(py, user)})" for py in passed_over)
     skipped = "; ".join(f"passed over {py['path']}: {unreachable(py, user)}" for py in passed_over)
     have = ", ".join(sorted({p["version"] for p in facts.pythons}, key=version_key)) or "none"

@@ -20,6 +20,31 @@ def _torch(packages: dict[str, str]) -> dict[str, str] | None:
     return {"version": version, "variant": variant or "default (PyPI: CUDA on Linux x86_64)"}
 
 
+def _models(
+    settings: Settings, loaded: list[dict], running: bool, hub_revisions: dict[str, str | None], envs: dict[str, str]
+) -> list[dict]:
+    """Each model the server reports or the settings name (and the built-in smoke model): its state, source,
+    hub revision and the commit it resolved to, and the environment it runs in."""
+    states = {m["name"]: m for m in loaded}
+    specs = {m.name: m for m in settings.models}
+    models = []
+    for name in sorted(set(states) | set(specs) | {"smoke"}):
+        spec = specs.get(name)
+        got = states.get(name, {})
+        models.append(
+            {
+                "name": name,
+                "state": got.get("state") or ("not loaded" if running else "server not running"),
+                "reason": got.get("reason", ""),
+                "source": spec.source if spec else ("built in" if name == "smoke" else "not in the settings"),
+                "revision": (spec.revision if spec and spec.kind == "hub" else ""),
+                "resolved": hub_revisions.get(name) or "",
+                "environment": envs.get(name, ""),
+            }
+        )
+    return models
+
+
 def assemble(
     settings: Settings,
     layout: Layout,
@@ -44,23 +69,7 @@ def assemble(
         label: sorted({h["address"] for h in facts["ports"].get(port, []) if h["pid"] == server["pid"]})
         for label, port in ports.items()
     }
-    states = {m["name"]: m for m in (extra.get("models") or [])}
-    specs = {m.name: m for m in settings.models}
-    models = []
-    for name in sorted(set(states) | set(specs) | {"smoke"}):
-        spec = specs.get(name)
-        got = states.get(name, {})
-        models.append(
-            {
-                "name": name,
-                "state": got.get("state") or ("not loaded" if running else "server not running"),
-                "reason": got.get("reason", ""),
-                "source": spec.source if spec else ("built in" if name == "smoke" else "not in the settings"),
-                "revision": (spec.revision if spec and spec.kind == "hub" else ""),
-                "resolved": hub_revisions.get(name) or "",
-                "environment": (model_envs or {}).get(name, ""),
-            }
-        )
+    models = _models(settings, extra.get("models") or [], running, hub_revisions, model_envs or {})
     venv = facts["venv"]
     nvidia = facts["nvidia"] or {}
     status = {

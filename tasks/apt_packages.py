@@ -54,6 +54,58 @@ def manifest_digest_kept(digest_store: str) -> str:
     return (kept or "").strip()
 
 
+def _install(opts: list[QuoteString], missing: list[str], offline: bool) -> StringCommand:
+    """apt-get install of the missing packages (offline: from the cache alone), after dpkg finishes what an
+    install cut off mid-way (a dropped connection) left half-configured."""
+    return StringCommand(
+        "DEBIAN_FRONTEND=noninteractive",
+        "dpkg",
+        "--configure",
+        "-a",
+        "&&",
+        "DEBIAN_FRONTEND=noninteractive",
+        "apt-get",
+        *opts,
+        "install",
+        "-y",
+        "-q",
+        "--no-install-recommends",
+        *(["--no-download"] if offline else []),
+        *(QuoteString(p) for p in missing),
+    )
+
+
+def _from_the_record(
+    cache_dir: str,
+    state_dir: str,
+    manifest_sha256: str,
+    packages: list[str],
+    install: StringCommand,
+    update: StringCommand | None,
+    stamp: str,
+) -> StringCommand:
+    """A reset host (its package set the one recorded): dpkg alone, from the recorded .debs; anywhere else
+    (exit 3) apt, after an update where the check removed the lists (and their stamp)."""
+    via_apt = install
+    if update is not None:
+        refresh = StringCommand("test", "-f", QuoteString(stamp), "||", "{", update, ";", "}")
+        via_apt = StringCommand("{", refresh, ";", "}", "&&", install)
+    return StringCommand(
+        remote.python("python3", "apt_cache.py", "dpkg", cache_dir, state_dir, manifest_sha256, *packages),
+        "||",
+        "{",
+        "[",
+        "$?",
+        "=",
+        str(APT_CACHE_NOT_HERE),
+        "]",
+        "&&",
+        via_apt,
+        ";",
+        "}",
+    )
+
+
 @operation()
 def installed(
     packages: list[str],
@@ -98,23 +150,7 @@ def installed(
         stale = not info or not info.get("mtime") or info["mtime"] < now - APT_LISTS_MAX_AGE
         # Fresh lists are reused; the check above may have removed them (and the stamp): then update anyway.
         update = StringCommand("apt-get", *opts, "update", "-q", "&&", "touch", QuoteString(stamp))
-    # An install cut off mid-way (a dropped connection) leaves dpkg half-configured; finish it first.
-    install = StringCommand(
-        "DEBIAN_FRONTEND=noninteractive",
-        "dpkg",
-        "--configure",
-        "-a",
-        "&&",
-        "DEBIAN_FRONTEND=noninteractive",
-        "apt-get",
-        *opts,
-        "install",
-        "-y",
-        "-q",
-        "--no-install-recommends",
-        *(["--no-download"] if offline else []),
-        *(QuoteString(p) for p in missing),
-    )
+    install = _install(opts, missing, offline)
     if stale:
         # lists past their age: apt may find newer packages than the recorded .debs, so apt installs
         allowed = apt_relay.origins(relay_origins)
@@ -126,26 +162,7 @@ def installed(
             yield apt_relay.sent(apt_options(cache_dir), missing, f"{cache_dir}/archives", relay, allowed)
         yield install
     else:
-        # A reset host (its package set the one recorded): dpkg alone, from the recorded .debs; anywhere
-        # else (exit 3) apt, after an update where the check removed the lists.
-        via_apt = install
-        if update is not None:  # the check may have removed the lists (and their stamp): fetch them again
-            refresh = StringCommand("test", "-f", QuoteString(stamp), "||", "{", update, ";", "}")
-            via_apt = StringCommand("{", refresh, ";", "}", "&&", install)
-        yield StringCommand(
-            remote.python("python3", "apt_cache.py", "dpkg", cache_dir, state_dir, manifest_sha256, *packages),
-            "||",
-            "{",
-            "[",
-            "$?",
-            "=",
-            str(APT_CACHE_NOT_HERE),
-            "]",
-            "&&",
-            via_apt,
-            ";",
-            "}",
-        )
+        yield _from_the_record(cache_dir, state_dir, manifest_sha256, packages, install, update, stamp)
         yield host_log.shown(f"{state_dir}/install.log")
     yield remote.python("python3", "apt_cache.py", "record", cache_dir, state_dir, *packages)
     if digest_store:  # its home is the controller: a writer of the drive cannot vouch for the cache
