@@ -251,15 +251,16 @@ def check_ports(facts: HostFacts, settings: Settings) -> list[Item]:
     """Each of the server's ports (and behind the front each slot's) free, or held by a tritonserver or by our
     front (HAProxy, its pid FrontState's); another holder is named."""
     slots = FRONT_SLOT_OFFSETS.items() if settings.triton_upgrade == "front" else ()
-    ports = [*settings.triton_ports, *((f"{n} (slot {s})", p + o) for s, o in slots for n, p in settings.triton_ports)]
+    public = [(name, name, port) for name, port in settings.triton_ports]
+    ports = [*public, *((n, f"{n} (slot {s})", p + o) for s, o in slots for n, p in settings.triton_ports)]
     items = []
-    for label, port in ports:
+    for name, label, port in ports:
         holders = facts.ports.get(port) or facts.ports.get(str(port)) or []  # JSON keys are strings
         front = [h for h in holders if facts.front_pid and h.get("pid") == facts.front_pid]
         others = [h for h in holders if h.get("process") != "tritonserver" and h not in front]
         if others:
             who = ", ".join(f"{h.get('process') or 'unknown process'} (pid {h.get('pid') or '?'})" for h in others)
-            fix = f"stop that process or set triton_{label.split()[0]}_port to a free port"
+            fix = f"stop that process or set triton_{name}_port to a free port"
             items.append(incompatible(f"port {port}", f"{label} port {port} is held by {who}", fix))
         elif front:
             items.append(ok(f"port {port}", f"{label}: served by the front (HAProxy pid {facts.front_pid})"))

@@ -32,6 +32,21 @@ stop_front() {
   kill -KILL "$sf" 2>/dev/null || true
 }
 
+# front_files RUN USER CONFIG_A CONFIG_B: what a start of the front needs, detached or as a unit: its two
+# configurations written (root's, readable), the folder of its runtime socket made the server user's (0700),
+# and an old socket there removed (a link there is removed, never followed): the new one's is waited for.
+front_files() {
+  printf '%s' "$3" > "$1/front-a.cfg"
+  printf '%s' "$4" > "$1/front-b.cfg"
+  chmod 644 "$1/front-a.cfg" "$1/front-b.cfg"
+  if [ "$2" = root ]; then
+    install -d -m 700 "$1/front"
+  else
+    install -d -o "$2" -g "$2" -m 700 "$1/front"
+  fi
+  rm -f "$1/front/admin.sock"
+}
+
 # group_left PGID: the live processes of that process group whose command line names Triton (the
 # server or its python backend stubs), space-separated; read from /proc (no pgrep needed).
 group_left() {

@@ -7,6 +7,8 @@ Measured: bench/reuse_port.py, BENCHMARKS.md section 4."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand
 
@@ -73,6 +75,42 @@ def _handover_systemd(plan: ServerPlan, mode: str, *args: str | int) -> StringCo
     return remote.shell("server_handover_systemd.sh", mode, plan.run_dir, UNIT_PATH, *args)
 
 
+@dataclass(frozen=True)
+class _NewServer:
+    """A handover's new server: its start, its taking over from the old one, and its abandon (where it failed)."""
+
+    started: StringCommand
+    took_over: list[StringCommand]  # under systemd: made the unit's main process, then the old one stopped
+    abandoned: StringCommand
+
+
+def _new_server(
+    plan: ServerPlan,
+    state: ServerStateData,
+    wanted_hash: str,
+    python: str,
+    systemd: bool,
+    args: tuple[str, ...],
+    ports: tuple[int, ...],
+) -> _NewServer:
+    """The new server's steps: detached with these arguments, or under systemd inside tritonserver.service
+    (`systemctl reload`) on these ports (its metrics port; behind the front, then its HTTP and gRPC ones)."""
+    if systemd:
+        main = remote.python(
+            python, "systemd_main_pid.py", "tritonserver.service", f"{plan.run_dir}/tritonserver.pid.new"
+        )
+        return _NewServer(
+            _handover_systemd(plan, "start", plan.unit, *ports),
+            [main, _handover_systemd(plan, "finish", wanted_hash)],
+            _handover_systemd(plan, "abandon"),
+        )
+    return _NewServer(
+        _handover(plan, "start", wanted_hash, args),
+        [_handover(plan, "finish", wanted_hash)],
+        _handover(plan, "abandon", state["config_hash"] or ""),
+    )
+
+
 def handed_over(
     plan: ServerPlan,
     state: ServerStateData,
@@ -92,29 +130,17 @@ def handed_over(
     port = new_metrics_port(plan, state)
     where = " in tritonserver.service" if systemd else ""
     say = f"server: the new one starts beside Triton pid {state['pid']}{where} (metrics on port {port}); no restart"
-    if systemd:
-        started = _handover_systemd(plan, "start", plan.unit, port)
-        finished = [
-            remote.python(
-                python, "systemd_main_pid.py", "tritonserver.service", f"{plan.run_dir}/tritonserver.pid.new"
-            ),
-            _handover_systemd(plan, "finish", wanted_hash),
-        ]
-        abandoned = _handover_systemd(plan, "abandon")
-    else:
-        started = _handover(plan, "start", wanted_hash, plan.args_with_metrics(port))
-        finished = [_handover(plan, "finish", wanted_hash)]
-        abandoned = _handover(plan, "abandon", state["config_hash"] or "")
+    server = _new_server(plan, state, wanted_hash, python, systemd, plan.args_with_metrics(port), (port,))
     new = [
         StringCommand("echo", QuoteString(say), ">", QuoteString(f"{plan.run_dir}/proof.txt")),
         _steered_to_running(plan, python),
         switch.command(links),
-        started,
+        server.started,
         server_wait.ready(
             plan, python, models, server_wait.server_log(plan, systemd), "tritonserver.pid.new", str(state["pid"] or 0)
         ),
         *proven,
-        *finished,
+        *server.took_over,
         recorded,
     ]
     old = switch.previous(links) or links
@@ -122,7 +148,7 @@ def handed_over(
         # where steering back fails (the old server gone), the new one is stopped all the same: once its
         # sockets leave the groups, the kernel hands every connection to what is left
         StringCommand(_steered_to_running(plan, python), "||", "true"),
-        abandoned,
+        server.abandoned,
         switch.command(old),
         server_wait.ready(plan, python, ["smoke"], ""),
     ]
@@ -159,23 +185,13 @@ def _behind_front(
     there = plan.on_slot(new)
     where = " in tritonserver.service" if systemd else ""
     say = f"server: the new one starts on slot {new} beside Triton pid {state['pid']} (slot {old}){where}; no restart"
-    if systemd:
-        ports = dict(there.ports)
-        started = _handover_systemd(plan, "start", plan.unit, ports["metrics"], ports["http"], ports["grpc"])
-        main = [
-            remote.python(python, "systemd_main_pid.py", "tritonserver.service", f"{plan.run_dir}/tritonserver.pid.new")
-        ]
-        finished, abandoned = _handover_systemd(plan, "finish", wanted_hash), _handover_systemd(plan, "abandon")
-    else:
-        started, main = _handover(there, "start", wanted_hash, there.args), []
-        finished, abandoned = (
-            _handover(plan, "finish", wanted_hash),
-            _handover(plan, "abandon", state["config_hash"] or ""),
-        )
+    ports = dict(there.ports)
+    ports_there = (ports["metrics"], ports["http"], ports["grpc"])
+    server = _new_server(plan, state, wanted_hash, python, systemd, there.args, ports_there)
     steps = [
         StringCommand("echo", QuoteString(say), ">", QuoteString(f"{plan.run_dir}/proof.txt")),
         switch.command(links),
-        started,
+        server.started,
         server_wait.ready(there, python, models, server_wait.server_log(plan, systemd), "tritonserver.pid.new"),
         *proven,
         front.switched(plan.front, plan.user, old, new),
@@ -186,14 +202,13 @@ def _behind_front(
             QuoteString(f"{plan.run_dir}/proof.txt"),
         ),
         front.slot_recorded(plan.front, new),
-        *main,
-        finished,
+        *server.took_over,
         recorded,
     ]
     back = [
         StringCommand(front.switched(plan.front, plan.user, new, old), "||", "true"),
         front.slot_recorded(plan.front, old),
-        abandoned,
+        server.abandoned,
         switch.command(switch.previous(links) or links),
         server_wait.ready(plan.on_slot(old), python, ["smoke"], ""),
     ]

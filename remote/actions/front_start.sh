@@ -12,17 +12,9 @@ hash="$3"
 program="$4"
 stop_front "$r" "$program"
 rm -f "$r/front.hash"
-printf '%s' "$5" > "$r/front-a.cfg"
-printf '%s' "$6" > "$r/front-b.cfg"
-chmod 644 "$r/front-a.cfg" "$r/front-b.cfg"
+front_files "$r" "$user" "$5" "$6"
 slot=$(cat "$r/front.slot" 2>/dev/null) || slot=a
 case "$slot" in a | b) ;; *) slot=a ;; esac
-if [ "$user" = root ]; then
-  install -d -m 700 "$r/front"
-else
-  install -d -o "$user" -g "$user" -m 700 "$r/front"
-fi
-rm -f "$r/front/admin.sock"  # (a link there is removed, never followed)
 echo "--- front start $(date -u +%FT%TZ), slot $slot" >> "$r/front.log"
 cd /  # HAProxy returns to the directory it started in: the server's user may not enter root's
 if [ "$user" = root ]; then

@@ -3,6 +3,7 @@
 # $6 and $7 HAProxy's configuration with slot a and with slot b serving. Writes both configurations and the
 # unit, then (re)starts it: HAProxy as the server's user, in the foreground, on the slot the slot file
 # (slot.env, written with the server's start) names; waits for its runtime socket; records the hash and slot.
+. ./lib.sh
 set -e
 r="$1"
 user="$2"
@@ -12,21 +13,13 @@ name=$(basename "$unit")
 slot=$(sed -n 's/^TRITON_SLOT=\([ab]\)$/\1/p' "$r/slot.env")
 [ -n "$slot" ] || { echo "$r/slot.env names no slot (a or b)" >&2; exit 1; }
 rm -f "$r/front.hash"
-printf '%s' "$6" > "$r/front-a.cfg"
-printf '%s' "$7" > "$r/front-b.cfg"
-chmod 644 "$r/front-a.cfg" "$r/front-b.cfg"
-if [ "$user" = root ]; then
-  install -d -m 700 "$r/front"
-else
-  install -d -o "$user" -g "$user" -m 700 "$r/front"
-fi
 printf '%s' "$5" > "$unit.new"
 mv "$unit.new" "$unit"
 cursor=$(journalctl -u "$name" -n 1 -o cat --no-pager --show-cursor 2>/dev/null | sed -n 's/^-- cursor: //p') || true
 systemctl daemon-reload
 systemctl enable --quiet "$name"
 systemctl stop "$name"
-rm -f "$r/front/admin.sock"  # the new one's socket is waited for below (a link there is removed, never followed)
+front_files "$r" "$user" "$6" "$7"
 systemctl start "$name"
 i=0
 until [ -S "$r/front/admin.sock" ]; do
