@@ -8,7 +8,7 @@ steering SO_REUSEPORT groups (bench/front.py, BENCHMARKS.md section 28)."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from config.layout import Layout
 from config.ports import FRONT_SLOT_OFFSETS as SLOT_OFFSETS
@@ -21,10 +21,23 @@ SERVICES = ("http", "grpc", "metrics")
 SLOT_ENV = "slot.env"
 SLOT_VAR = "TRITON_SLOT"
 SLOT_PORT_VARS = {service: f"TRITON_{service.upper()}_PORT" for service in SERVICES}
+# triton_upgrade = "auto" as each host has it: the front where systemd runs the server (a VM: remote clients
+# keep their connections, a scraper reads one metrics port; the hop costs a GPU model's milliseconds
+# little), a handover without (a notebook: its clients are its own cells, mostly started after a reset, and
+# on its 2 CPUs the hop takes the model's cores: -42% HTTP throughput on a 0.3 ms model, BENCHMARKS.md
+# section 28). Keyed by "systemd runs the host" (facts/system.InitSystem).
+AUTO_UPGRADE = {True: "front", False: "handover"}
 DRAIN_S = 60  # how long a switch waits for the old server's requests in flight before its own stop waits
 # How long an idle client connection is kept, and how long one request may take (a long generation).
 CLIENT_IDLE_S = 3600
 REQUEST_S = 3600
+
+
+def upgrade_mode(settings: Settings, systemd: bool) -> Settings:
+    """The settings with triton_upgrade as it applies on this host ("auto" resolved by AUTO_UPGRADE)."""
+    if settings.triton_upgrade != "auto":
+        return settings
+    return replace(settings, triton_upgrade=AUTO_UPGRADE[systemd])
 
 
 def other_slot(slot: str) -> str:

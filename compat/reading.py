@@ -12,6 +12,7 @@ from pyinfra.api.host import Host
 from pyinfra.facts.files import Directory, File
 from pyinfra.facts.hardware import Cpus
 
+from compat.front import upgrade_mode
 from compat.image_config import image_config
 from compat.rules import Assessment, HostFacts, assess
 from compat.tables import SYSTEM_CA_BUNDLE
@@ -139,6 +140,7 @@ def read_host(host: Host, inventory, overrides: Mapping[str, Any] | None = None)
     facts_list = records / f"{record_name(host.name)}.{deploy}.facts.json" if records else None
     batch.prefetch(host, facts_list)  # what the last run asked, in one round trip; kept again at its end
     facts = gather(host, settings)
+    settings = upgrade_mode(settings, bool(facts.init and facts.init["systemd"]))  # "auto" as this host has it
     decisions = assess(facts, settings).decisions
     # what depends on the rules' choices: the libraries as the chosen Python's server loads them, and the
     # models' own environments, whose folders are named by the Python and pins chosen

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from config.layout import Layout
+from config.ports import FRONT_SLOT_OFFSETS
 from config.secrets import mask
 from config.settings import Settings
 from remote._common import printable
@@ -45,6 +46,26 @@ def _models(
     return models
 
 
+def _bound(facts: dict[str, Any], ports: dict[str, int], pid: int | None) -> dict[str, list[str]]:
+    """Each port's addresses that this pid listens on."""
+    held = facts["ports"]
+    return {
+        label: sorted({h["address"] for h in held.get(port, held.get(str(port), [])) if pid and h["pid"] == pid})
+        for label, port in ports.items()
+    }
+
+
+def _front(settings: Settings, facts: dict[str, Any]) -> dict | None:
+    """The front where one runs (triton_upgrade = "front"): HAProxy's pid, the slot it hands requests to,
+    and that slot's ports, where the server listens."""
+    front = facts.get("front") or {}
+    if not front.get("pid"):
+        return None
+    slot = front["slot"]
+    ports = {label: port + FRONT_SLOT_OFFSETS[slot] for label, port in settings.triton_ports}
+    return {"pid": front["pid"], "slot": slot, "ports": ports, "bound": _bound(facts, ports, facts["server"]["pid"])}
+
+
 def assemble(
     settings: Settings,
     layout: Layout,
@@ -65,10 +86,8 @@ def assemble(
     ports = dict(settings.triton_ports)
     if server.get("metrics_port"):  # after a handover, the other of the two metrics ports (triton_upgrade)
         ports["metrics"] = server["metrics_port"]
-    listening = {
-        label: sorted({h["address"] for h in facts["ports"].get(port, []) if h["pid"] == server["pid"]})
-        for label, port in ports.items()
-    }
+    front = _front(settings, facts)
+    listening = _bound(facts, ports, front["pid"] if front else server["pid"])  # behind the front: HAProxy's
     models = _models(settings, extra.get("models") or [], running, hub_revisions, model_envs or {})
     venv = facts["venv"]
     nvidia = facts["nvidia"] or {}
@@ -92,6 +111,7 @@ def assemble(
             "user": settings.triton_user,
         },
         "listen": {"address": settings.triton_http_address, "ports": ports, "bound": listening},
+        "front": front,
         "models": models,
         "venv": {
             "path": facts["links"].get(layout.venv, {}).get("target") or layout.venv,

@@ -54,6 +54,17 @@ def table(host_name: str, status: dict) -> str:
             ),
         ),
     ]
+    if front := status.get("front"):
+        rows.append(
+            (
+                "front",
+                f"HAProxy pid {front['pid']} on those ports, to the server on slot {front['slot']}: "
+                + ", ".join(
+                    f"{k} {p}" + (f" (bound {','.join(front['bound'][k])})" if front["bound"][k] else "")
+                    for k, p in front["ports"].items()
+                ),
+            )
+        )
     for m in status["models"]:
         resolved = f" -> {m['resolved'][:12]}" if m["resolved"] and m["resolved"] != m["revision"] else ""
         reason = f" ({m['reason']})" if m["reason"] else ""

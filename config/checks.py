@@ -222,7 +222,7 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "triton_http_port": _port,
     "triton_grpc_port": _port,
     "triton_metrics_port": _port,
-    "triton_upgrade": _one_of("front", "handover", "restart"),
+    "triton_upgrade": _one_of("auto", "front", "handover", "restart"),
     "triton_omp_wait_policy": _one_of("passive", "active", ""),
     "triton_metrics_handover_port": lambda v: None if v == 0 else _port(v),
     "venv_snapshot": lambda v: None,

@@ -20,11 +20,12 @@ def port_conflicts(v: dict[str, Any]) -> list[str]:
         out.append(f"triton_http_port, triton_grpc_port and triton_metrics_port must differ, got {ports}")
     elif (handover := v["triton_metrics_handover_port"] or v["triton_metrics_port"] + 1) in ports:
         out.append(f"triton_metrics_handover_port {handover} is one of the other ports {ports}: set a free one")
-    elif v["triton_upgrade"] == "front" and (
+    elif v["triton_upgrade"] in ("front", "auto") and (
         shared := set(ports) & {p + o for p in ports for o in FRONT_SLOT_OFFSETS.values()}
     ):
         out.append(
-            f"triton_upgrade = 'front' puts the servers on each port + 10 and + 20, and {sorted(shared)} is one "
+            f"triton_upgrade = '{v['triton_upgrade']}' puts the servers on each port + 10 and + 20 (with 'auto': "
+            f"where systemd runs the host), and {sorted(shared)} is one "
             f"of the ports {ports} too: choose ports none of which is another's + 10 or + 20"
         )
     return out

@@ -24,6 +24,7 @@ from config.secrets import mask_output
 from config.settings import load, load_inventory
 from config.triton_model import ENV_PARAMETER, execution_env_in
 from facts.files import Links
+from facts.front import FrontState
 from facts.hub import HubSnapshot
 from facts.nvidia import Nvidia
 from facts.ports import ListeningPorts
@@ -56,6 +57,7 @@ facts = {
     "nvidia": host.get_fact(Nvidia),
     "ports": host.get_fact(ListeningPorts),
     "systemd": host.get_fact(InitSystem)["systemd"],
+    "front": host.get_fact(FrontState, layout.run),
 }
 hub = {
     m.name: (host.get_fact(HubSnapshot, layout.hub_markers, m.repo, m.revision) or "").rsplit("/", 1)[-1]

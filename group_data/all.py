@@ -156,25 +156,26 @@ triton_http_address = "127.0.0.1"
 triton_http_port = 8000
 triton_grpc_port = 8001
 triton_metrics_port = 8002
-# What a change that needs a new server process does (a new Triton build, Python or server arguments):
-# "handover": the new server starts beside the running one on the same HTTP and gRPC ports, is proven on
-# its own (new connections are steered to it only then), and the old one then finishes what it holds
-# and stops: no request fails (under systemd the new server starts inside tritonserver.service: `systemctl
-# reload`, then it becomes the unit's main process). Needs a running server that was started with the shared
-# ports (every start since this setting; the first change restarts), and memory for two servers' models (else
-# it restarts, saying why). During and after a handover the
-# metrics are on the other of triton_metrics_port and triton_metrics_handover_port (0: the metrics port
-# + 1): Triton cannot share that port; `deploy/status.py` says which. A client that keeps its connection
-# (a gRPC channel, HTTP keep-alive: perf_analyzer, a reused tritonclient) stays with the old server while it
-# stops, and may see requests fail (BENCHMARKS.md section 28). "front": Debian's HAProxy (installed with the
-# runtime libraries) holds the three ports and hands each request to the server that serves now; the servers
-# listen on 127.0.0.1 at each port + 10 and + 20, one after the other. A build upgrade starts the new server
-# on the other ports, proves it there, then switches HAProxy to it per request (a kept connection's next
-# request goes to the new server) and stops the old one once it has nothing in flight: no request fails for
-# any client, and the metrics stay on triton_metrics_port. It costs a hop (~0.2-0.3 ms, 20 MiB; section 28).
-# Under systemd HAProxy is a unit of its own (triton-front.service, as the server's user) and both units start
-# on the slot that serves (RUN/slot.env). "restart": stop, then start.
-triton_upgrade = "handover"
+# What a change that needs a new server process does (a new Triton build, Python or server arguments).
+# "front": Debian's HAProxy (installed with the runtime libraries) holds the three ports and hands each
+# request to the server that serves now; the servers listen on 127.0.0.1 at each port + 10 and + 20, one
+# after the other. A build upgrade starts the new server on the other ports, proves it there, switches
+# HAProxy to it per request (a kept connection's next request goes to the new server) and stops the old one
+# once it has nothing in flight: no request fails for any client (gRPC channels, HTTP keep-alive), and the
+# metrics stay on triton_metrics_port. It costs a hop: ~0.2-0.3 ms and 20 MiB; on a 0.3 ms model on 2 CPUs,
+# -42% HTTP throughput (BENCHMARKS.md section 28). Under systemd HAProxy is a unit of its own
+# (triton-front.service, as the server's user) and both units start on the slot that serves (RUN/slot.env).
+# "handover": no hop. The new server starts beside the running one on the same HTTP and gRPC ports, is
+# proven on its own (new connections are steered to it only then), and the old one then finishes what it
+# holds and stops (under systemd inside tritonserver.service: `systemctl reload`). A client that keeps its
+# connection stays with the old server while it stops and may see requests fail (section 28), and the
+# metrics move to the other of triton_metrics_port and triton_metrics_handover_port (0: the metrics port
+# + 1; Triton cannot share that port; `deploy/status.py` says which). Needs a server started with the shared
+# ports (the first change restarts), and memory for two servers' models (else it restarts, saying why).
+# "auto": "front" where systemd runs the host (VMs: remote clients keep connections, a scraper reads one
+# metrics port), "handover" where it does not (a notebook: its clients are its own cells, and the hop would
+# take its few cores); compat/front.AUTO_UPGRADE. "restart": stop, then start.
+triton_upgrade = "auto"
 triton_metrics_handover_port = 0
 # Models are loaded through Triton's repository API (--model-control-mode=explicit): a model added,
 # changed or removed, or a new venv, is loaded or unloaded while the server and the other models go on

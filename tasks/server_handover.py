@@ -33,6 +33,8 @@ def refusal(plan: ServerPlan, state: ServerStateData) -> str:
         return f"the new server's user ({plan.user}) cannot share the ports of {state['user']}'s server"
     if plan.front and not plan.front.slot_of(state["http_port"]):
         return "the running server is not behind the front (started before triton_upgrade = 'front'): restarted once"
+    if not plan.front and state.get("http_port") not in (None, plan.http_port):  # on a slot: its ports are the front's
+        return "the running server is behind the front (triton_upgrade was 'front'): restarted once, on the ports"
     if not plan.front and not state["reuse_ports"]:
         return "the running server was started without shared ports (by an earlier version): restarted this once"
     if state["stale"]:

@@ -28,7 +28,7 @@ def expected(spec: dict, dirname: str) -> dict:
     new = {k: v for k, v in spec.items() if k not in ("commands", "noop", "error")}
     with ctx_host.use(fake):
         try:
-            commands = [_text(c) for c in _operation(dirname)._inner(**_args(spec["args"]))]
+            commands = [_text(c) for c in _operation(dirname)._inner(**_args(spec["args"], spec.get("facts", {})))]
         except OperationError as exc:
             new["error"] = (
                 spec.get("error") if spec.get("error") and re.search(re.escape(spec["error"]), str(exc)) else str(exc)

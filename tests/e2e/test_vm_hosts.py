@@ -103,6 +103,22 @@ def probe_through(vm: TestHost, proxy: str, url: str) -> str:
     return vm.ssh(f"python3 -c {shlex.quote(probe)} {shlex.quote(proxy)} {shlex.quote(url)}", check=False).stdout
 
 
+def front_unit(vm: TestHost) -> tuple[str, str, str]:
+    """(is-active, is-enabled, MainPID) of triton-front.service."""
+    out = vm.ssh(
+        "systemctl is-active triton-front.service; systemctl is-enabled triton-front.service;"
+        " systemctl show -p MainPID --value triton-front.service",
+        check=False,
+    ).stdout.split()
+    return out[0], out[1], out[2]
+
+
+def slot_env(vm: TestHost) -> dict[str, str]:
+    """The slot file both units start with (RUN/slot.env)."""
+    text = ssh_ok(vm, f"cat {shlex.quote(HOME)}/run/slot.env")
+    return dict(line.split("=", 1) for line in text.splitlines())
+
+
 def unit_state(vm: TestHost) -> tuple[str, str, str]:
     """(is-active, is-enabled, MainPID) of tritonserver.service."""
     out = vm.ssh(
@@ -218,6 +234,13 @@ def test_provisioned_through_the_proxy_as_a_sudo_user_with_a_systemd_unit(
     assert unit_state(vm)[:2] == ("active", "enabled")
     unit = vm.ssh("cat /etc/systemd/system/tritonserver.service").stdout
     assert "--model-repository /opt/tri%%ton/models" in unit
+    # the default under systemd (triton_upgrade = "auto"): the front, a unit of its own as the server's user,
+    # the server on slot a's ports behind it
+    active, enabled, haproxy = front_unit(vm)
+    assert (active, enabled) == ("active", "enabled") and ssh_ok(vm, f"ps -o user= -p {haproxy}") == "triton-server"
+    assert slot_env(vm)["TRITON_SLOT"] == "a" and slot_env(vm)["TRITON_HTTP_PORT"] == str(
+        PORTS["triton_http_port"] + 10
+    )
     # The server runs from the path with the %, as root's unit runs it (not as the login user).
     pid = unit_state(vm)[2]
     assert vm.ssh(f"tr '\\0' ' ' < /proc/{pid}/cmdline").stdout.startswith(
@@ -312,13 +335,16 @@ def test_stop_leaves_the_unit_inactive_and_disabled_and_provision_brings_it_back
     res = run_pyinfra(vm_inv, "deploy/stop.py", "-y")
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
     active, enabled, _ = unit_state(vm)
-    assert (active, enabled) == ("inactive", "disabled")
+    assert (active, enabled) == ("inactive", "disabled") and front_unit(vm)[:2] == ("inactive", "disabled")
     assert vm.ssh("pgrep -x tritonserver", check=False).returncode == 1
     res = run_pyinfra(vm_inv, "deploy/provision.py", "-y")
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-6000:]
-    assert set(changed(op_results(out))) == {"Triton server running, ready and proven"}
-    assert unit_state(vm)[:2] == ("active", "enabled")
+    assert set(changed(op_results(out))) == {
+        "the front (HAProxy) on the server's ports",
+        "Triton server running, ready and proven",
+    }
+    assert unit_state(vm)[:2] == ("active", "enabled") and front_unit(vm)[:2] == ("active", "enabled")
 
 
 def test_after_a_reboot_the_server_comes_back_by_itself(vm: TestHost, vm_inv: Path, first_run: dict) -> None:
@@ -336,7 +362,7 @@ def test_the_servers_log_is_the_journal_and_status_reads_it(vm: TestHost, vm_inv
     """Under systemd the server writes to the journal (journald keeps and rotates it): `journalctl -u
     tritonserver` holds this start's lines after its "--- start" line, and no log file is written. With the
     server stopped, status says so and shows the journal's last lines: the server's own shutdown."""
-    port = PORTS["triton_http_port"]
+    port = slot_env(vm)["TRITON_HTTP_PORT"]  # behind the front: its slot's
     journal = ssh_ok(vm, "journalctl -u tritonserver.service -o cat --no-pager")
     assert "--- start" in journal
     assert f'"Started HTTPService at 127.0.0.1:{port}"' in journal.split("--- start")[-1], journal[-3000:]
@@ -361,6 +387,13 @@ def test_status_names_the_systemd_unit(vm: TestHost, vm_inv: Path, first_run: di
     assert re.search(
         rf"\n  server +running, pid {pid}, up .*, systemd \(tritonserver\.service\), ready, as triton-server", out
     )
+    http, slot = PORTS["triton_http_port"], slot_env(vm)
+    assert re.search(rf"\n  listen +127\.0\.0\.1 http {http} \(bound 127\.0\.0\.1\), ", out), out  # HAProxy's
+    assert re.search(
+        rf"\n  front +HAProxy pid {front_unit(vm)[2]} on those ports, to the server on slot {slot['TRITON_SLOT']}: "
+        rf"http {slot['TRITON_HTTP_PORT']} \(bound 127\.0\.0\.1\), ",
+        out,
+    ), out
 
 
 def test_a_model_added_and_removed_under_systemd_changes_the_running_unit_only_through_its_api(
@@ -385,56 +418,12 @@ def test_a_model_added_and_removed_under_systemd_changes_the_running_unit_only_t
     assert unit_state(vm)[2] == pid and not ready(vm, "clf")
 
 
-def test_a_build_upgrade_under_systemd_is_handed_over_inside_the_unit_without_a_failed_request(
-    vm: TestHost, vm_inv: Path, first_run: dict, net: tuple[Mirror, Proxy]
-) -> None:
-    """Under systemd too a build upgrade is a handover (tasks/server_handover.py): the new server starts
-    inside tritonserver.service (`systemctl reload`: its user, sandbox and journal), is proven on its own,
-    becomes the unit's main process, and only then the old one stops; the unit never restarts and no request
-    fails. A build that cannot start is stopped, and the old server, the unit's main process throughout,
-    serves on. systemd then follows the new server: killed, it is started again."""
-    mirror, _ = net
-    polled = {"host": vm, "inv": vm_inv, "port": PORTS["triton_http_port"]}
-    unit_path = "/etc/systemd/system/tritonserver.service"
-    unit_text, pid = ssh_ok(vm, f"cat {unit_path}"), unit_state(vm)[2]
-    restarts = ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service")
-    bad = artifacts.triton_tarball_variant("no-libtritonserver", drop="lib/libtritonserver")
-    rc, out, took, outage = provision_polled(polled, *tarball_args(mirror, bad, "bad"))
-    assert rc != 0 and "the old one never stopped serving" in out, out[-5000:]
-    assert "libtritonserver" in out and "cause: a shared library is missing" in out, out[-5000:]  # the journal's
-    assert unit_state(vm) == ("active", "enabled", pid)
-    assert ssh_ok(vm, f"cat {unit_path}") == unit_text and vm.ssh(f"ls {unit_path}.before", check=False).returncode
-    print(f"\nfailed Triton upgrade under systemd: run {took:.1f} s, requests failed for {outage:.2f} s")
-    assert outage == 0.0
-
-    good = artifacts.triton_tarball_variant("repacked", note="the same build, repacked")
-    rc, out, took, outage = provision_polled(polled, *tarball_args(mirror, good, "good"))
-    assert rc == 0, out[-5000:]
-    assert f"the new one starts beside Triton pid {pid} in tritonserver.service" in out, out[-5000:]
-    active, enabled, new = unit_state(vm)
-    assert (active, enabled) == ("active", "enabled") and new not in (pid, "0")
-    assert ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service") == restarts  # never restarted
-    assert vm.ssh(f"test -d /proc/{pid}", check=False).returncode != 0  # the old server is gone
-    assert ssh_ok(vm, f"cat {shlex.quote(HOME)}/run/tritonserver.pid") == new
-    assert ssh_ok(vm, f"cat {shlex.quote(HOME)}/current/NOTES") == "the same build, repacked"
-    journal = ssh_ok(vm, "journalctl -u tritonserver.service -o cat --no-pager")
-    assert f"--- start (beside Triton pid {pid}, on the same ports): pid {new}" in journal, journal[-3000:]
-    assert_serves(vm, PORTS)
-    print(f"\ngood Triton upgrade under systemd: run {took:.1f} s, requests failed for {outage:.2f} s")
-    assert outage == 0.0
-    res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, good, "good"))
-    assert res.returncode == 0 and changed(op_results(res.stdout + res.stderr)) == {}, res.stdout[-4000:]
-
-    ssh_ok(vm, f"kill -KILL {new}")  # the unit follows its new main process
-    wait_for("systemd started the server again", lambda: unit_state(vm)[2] not in ("0", new), 60)
-    wait_for("the restarted server is ready", lambda: ready(vm), 120)
-
-
 def test_behind_the_front_under_systemd_a_build_upgrade_fails_no_request_of_clients_that_keep_connections(
     vm: TestHost, vm_inv: Path, first_run: dict, net: tuple[Mirror, Proxy], tmp_path: Path
 ) -> None:
-    """triton_upgrade = "front" under systemd: HAProxy is a unit of its own (triton-front.service, as the
-    server's user), the server's unit listens on the slot its slot file names. A build upgrade starts the new
+    """The front, the default under systemd (triton_upgrade = "auto"): HAProxy is a unit of its own
+    (triton-front.service, as the server's user), the server's unit listens on the slot its slot file names.
+    A build upgrade starts the new
     server inside tritonserver.service on the other slot, proves it, switches the front, makes it the unit's
     main process; a build that cannot start is stopped and the old server serves on. Through both, perf_analyzer
     (HTTP and gRPC), a reused gRPC and HTTP client and a poller lose no request, and neither unit restarts.
@@ -442,29 +431,16 @@ def test_behind_the_front_under_systemd_a_build_upgrade_fails_no_request_of_clie
     requests reach the server through the front; after a reboot too, and a provision then changes nothing."""
     mirror, _ = net
     http, grpc, metrics = (PORTS[f"triton_{name}_port"] for name in ("http", "grpc", "metrics"))
-    front = ["--data", "triton_upgrade=front"]
-    good = artifacts.triton_tarball_variant("repacked", note="the same build, repacked")
-    res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, good, "good"), *front)
-    out = res.stdout + res.stderr
-    assert res.returncode == 0, out[-5000:]
-    assert "not behind the front (started before triton_upgrade = 'front'): restarted once" in out, out[-5000:]
-    assert ssh_ok(
-        vm, "systemctl is-active triton-front.service; systemctl is-enabled triton-front.service"
-    ).split() == [
-        "active",
-        "enabled",
-    ]
-    haproxy = ssh_ok(vm, "systemctl show -p MainPID --value triton-front.service")
-    assert ssh_ok(vm, f"ps -o user= -p {haproxy}") == "triton-server"
-    assert "TRITON_SLOT=a" in ssh_ok(vm, f"cat {shlex.quote(HOME)}/run/slot.env")
+    active, enabled, haproxy = front_unit(vm)
+    assert (active, enabled) == ("active", "enabled") and slot_env(vm)["TRITON_SLOT"] == "a"
     pid, restarts = unit_state(vm)[2], ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service")
     with clients.five_at_work(http, grpc, "smoke", tmp_path / "stop") as at_work:
         more_served(metrics, 40)  # every client at work on the old server
         bad = artifacts.triton_tarball_variant("no-libtritonserver", drop="lib/libtritonserver")
-        failed = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, bad, "bad"), *front)
+        failed = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, bad, "bad"))
         more_served(metrics, 40)  # still the old server, through the same connections
         newer = artifacts.triton_tarball_variant("repacked-again", note="the same build, repacked again")
-        res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
+        res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"))
         more_served(metrics, 40)  # and on the new one, through the same connections
     failed_out = failed.stdout + failed.stderr
     assert failed.returncode != 0 and "the old one never stopped serving" in failed_out, failed_out[-5000:]
@@ -478,10 +454,10 @@ def test_behind_the_front_under_systemd_a_build_upgrade_fails_no_request_of_clie
     assert new not in (pid, "0") and vm.ssh(f"test -d /proc/{pid}", check=False).returncode != 0
     assert ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service") == restarts  # never restarted
     assert ssh_ok(vm, "systemctl show -p MainPID --value triton-front.service") == haproxy  # nor the front
-    assert "TRITON_SLOT=b" in ssh_ok(vm, f"cat {shlex.quote(HOME)}/run/slot.env")
-    again = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
+    assert slot_env(vm)["TRITON_SLOT"] == "b"
+    again = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"))
     assert again.returncode == 0 and changed(op_results(again.stdout + again.stderr)) == {}, again.stdout[-4000:]
-    audit = run_pyinfra(vm_inv, "deploy/audit.py", "-y", *front)  # the front's ports are ours
+    audit = run_pyinfra(vm_inv, "deploy/audit.py", "-y")  # the front's ports are ours
     assert audit.returncode == 0 and f"http: served by the front (HAProxy pid {haproxy})" in audit.stdout, audit.stdout
 
     # systemd brings either back on the slot that serves (b): the front, then the server
@@ -496,8 +472,64 @@ def test_behind_the_front_under_systemd_a_build_upgrade_fails_no_request_of_clie
     assert f"--http-port {http + 20} " in slot_b, slot_b
     vm.host = testbed.restart(vm.name)  # a reboot: both units start at boot, on slot b
     wait_for("the server answers through the front after a reboot", lambda: ready(vm, "smoke"), 120)
-    after = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"), *front)
+    after = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, newer, "newer"))
     assert after.returncode == 0 and changed(op_results(after.stdout + after.stderr)) == {}, after.stdout[-4000:]
+
+
+def test_a_build_upgrade_under_systemd_is_handed_over_inside_the_unit_without_a_failed_request(
+    vm: TestHost, vm_inv: Path, first_run: dict, net: tuple[Mirror, Proxy]
+) -> None:
+    """With triton_upgrade = "handover" (the server first moved off the front: one restart), under systemd
+    too a build upgrade is a handover (tasks/server_handover.py): the new server starts
+    inside tritonserver.service (`systemctl reload`: its user, sandbox and journal), is proven on its own,
+    becomes the unit's main process, and only then the old one stops; the unit never restarts and no request
+    fails. A build that cannot start is stopped, and the old server, the unit's main process throughout,
+    serves on. systemd then follows the new server: killed, it is started again."""
+    mirror, _ = net
+    handover = ("--data", "triton_upgrade=handover")
+    current = artifacts.triton_tarball_variant("repacked-again", note="the same build, repacked again")
+    res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, current, "newer"), *handover)
+    out = res.stdout + res.stderr  # the server takes its ports back from the front: one restart, said
+    assert res.returncode == 0, out[-5000:]
+    assert "behind the front (triton_upgrade was 'front'): restarted once, on the ports" in out, out[-5000:]
+    assert front_unit(vm)[:2] == ("inactive", "disabled")
+    assert f"--http-port {PORTS['triton_http_port']} " in ssh_ok(
+        vm, f"tr '\\0' ' ' < /proc/{unit_state(vm)[2]}/cmdline"
+    )
+    polled = {"host": vm, "inv": vm_inv, "port": PORTS["triton_http_port"]}
+    unit_path = "/etc/systemd/system/tritonserver.service"
+    unit_text, pid = ssh_ok(vm, f"cat {unit_path}"), unit_state(vm)[2]
+    restarts = ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service")
+    bad = artifacts.triton_tarball_variant("no-libtritonserver", drop="lib/libtritonserver")
+    rc, out, took, outage = provision_polled(polled, *tarball_args(mirror, bad, "bad"), *handover)
+    assert rc != 0 and "the old one never stopped serving" in out, out[-5000:]
+    assert "libtritonserver" in out and "cause: a shared library is missing" in out, out[-5000:]  # the journal's
+    assert unit_state(vm) == ("active", "enabled", pid)
+    assert ssh_ok(vm, f"cat {unit_path}") == unit_text and vm.ssh(f"ls {unit_path}.before", check=False).returncode
+    print(f"\nfailed Triton upgrade under systemd: run {took:.1f} s, requests failed for {outage:.2f} s")
+    assert outage == 0.0
+
+    good = artifacts.triton_tarball_variant("repacked", note="the same build, repacked")
+    rc, out, took, outage = provision_polled(polled, *tarball_args(mirror, good, "good"), *handover)
+    assert rc == 0, out[-5000:]
+    assert f"the new one starts beside Triton pid {pid} in tritonserver.service" in out, out[-5000:]
+    active, enabled, new = unit_state(vm)
+    assert (active, enabled) == ("active", "enabled") and new not in (pid, "0")
+    assert ssh_ok(vm, "systemctl show -p NRestarts --value tritonserver.service") == restarts  # never restarted
+    assert vm.ssh(f"test -d /proc/{pid}", check=False).returncode != 0  # the old server is gone
+    assert ssh_ok(vm, f"cat {shlex.quote(HOME)}/run/tritonserver.pid") == new
+    assert ssh_ok(vm, f"cat {shlex.quote(HOME)}/current/NOTES") == "the same build, repacked"
+    journal = ssh_ok(vm, "journalctl -u tritonserver.service -o cat --no-pager")
+    assert f"--- start (beside Triton pid {pid}, on the same ports): pid {new}" in journal, journal[-3000:]
+    assert_serves(vm, PORTS)
+    print(f"\ngood Triton upgrade under systemd: run {took:.1f} s, requests failed for {outage:.2f} s")
+    assert outage == 0.0
+    res = run_pyinfra(vm_inv, "deploy/provision.py", "-y", *tarball_args(mirror, good, "good"), *handover)
+    assert res.returncode == 0 and changed(op_results(res.stdout + res.stderr)) == {}, res.stdout[-4000:]
+
+    ssh_ok(vm, f"kill -KILL {new}")  # the unit follows its new main process
+    wait_for("systemd started the server again", lambda: unit_state(vm)[2] not in ("0", new), 60)
+    wait_for("the restarted server is ready", lambda: ready(vm), 120)
 
 
 def test_uninstall_removes_the_unit_and_systemd_forgets_it(vm: TestHost, vm_inv: Path, first_run: dict) -> None:

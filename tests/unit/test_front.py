@@ -140,7 +140,20 @@ def test_ports_that_a_slot_would_take_twice_are_refused_before_anything_changes(
     with pytest.raises(SettingsError, match=r"\[8010\] is one of the ports \[8000, 8010, 8002\] too"):
         load({"triton_upgrade": "front", "triton_grpc_port": 8010})
     assert load({"triton_upgrade": "front"}).triton_upgrade == "front"
-    assert load({"triton_grpc_port": 8010}).triton_grpc_port == 8010  # a handover has no slots
+    with pytest.raises(SettingsError, match=r"'auto' puts the servers .* \(with 'auto': where systemd runs"):
+        load({"triton_grpc_port": 8010})  # the default: the front on a systemd host
+    assert load({"triton_upgrade": "handover", "triton_grpc_port": 8010}).triton_grpc_port == 8010  # no slots
+
+
+def test_auto_is_the_front_where_systemd_runs_the_host_and_a_handover_where_not() -> None:
+    """triton_upgrade's default, as read_host resolves it from the host's init system; a value set stays."""
+    auto = load({})
+    assert auto.triton_upgrade == "auto"
+    assert front.upgrade_mode(auto, systemd=True).triton_upgrade == "front"
+    assert front.upgrade_mode(auto, systemd=False).triton_upgrade == "handover"
+    for chosen in ("front", "handover", "restart"):
+        settings = load({"triton_upgrade": chosen})
+        assert front.upgrade_mode(settings, systemd=True) == front.upgrade_mode(settings, systemd=False) == settings
 
 
 def _sh(command) -> subprocess.CompletedProcess:

@@ -28,6 +28,7 @@ from pyinfra.api.exceptions import OperationError
 from pyinfra.context import ctx_host
 
 import remote
+from compat.front import upgrade_mode
 from compat.server_unit import server_plan
 from compat.venv_plan import VenvPlan
 from config.hub_folders import HubAccess
@@ -80,12 +81,13 @@ def _operation(dirname: str):
     return getattr(importlib.import_module(f"tasks.{module}"), name)
 
 
-def _args(spec_args: dict[str, Any]) -> dict[str, Any]:
+def _args(spec_args: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     args = dict(spec_args)
+    systemd = bool(facts.get("InitSystem", {}).get("systemd"))  # triton_upgrade "auto" as read_host resolves it
     if "plan" in args:  # the venv operations' plan (tasks.venv.VenvPlan)
         args["plan"] = VenvPlan(**args["plan"])
     if "server" in args:  # the server operations' plan, from these settings overrides
-        s = load(args.pop("server"))
+        s = upgrade_mode(load(args.pop("server")), systemd)
         args["plan"] = server_plan(s, Layout(s))
     if "front" in args:  # front.running's plan, from these settings overrides (triton_upgrade = "front")
         s = load({"triton_upgrade": "front", **args.pop("front")})
@@ -102,7 +104,7 @@ def _args(spec_args: dict[str, Any]) -> dict[str, Any]:
         args["files"] = {dest: (text.encode(), mode) for dest, (text, mode) in args["files"].items()}
     for key in ("s", "settings"):
         if key in args:
-            args[key] = load(args[key])
+            args[key] = upgrade_mode(load(args[key]), systemd)
             if args.pop("layout", False):
                 args["layout"] = Layout(args[key])
     return args
@@ -160,9 +162,9 @@ def test_operation_fixture(case: Path) -> None:
     with ctx_host.use(fake):
         if "error" in spec:
             with pytest.raises(OperationError, match=re.escape(spec["error"])):
-                list(op._inner(**_args(spec["args"])))
+                list(op._inner(**_args(spec["args"], spec.get("facts", {}))))
             return
-        commands = [_text(c) for c in op._inner(**_args(spec["args"]))]
+        commands = [_text(c) for c in op._inner(**_args(spec["args"], spec.get("facts", {})))]
     assert commands == spec.get("commands", [])
     if "noop" in spec:
         assert fake.noops == [spec["noop"]]

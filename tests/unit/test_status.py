@@ -105,3 +105,26 @@ def test_the_log_lines_shown_have_their_escape_sequences_escaped() -> None:
     st = status.assemble(s, Layout(s), facts(down, True, hostile), {}, None)
     assert st["log_tail"] == ["E1202 failed\\x1b[2J\\x1b[Hall is well"]
     assert "\x1b" not in status_report.table("vm1", st)
+
+
+def test_behind_the_front_haproxy_holds_the_ports_and_the_server_its_slots() -> None:
+    """The front's ports are HAProxy's (its pid from the FrontState fixture), the server listens on the slot
+    the front hands requests to: both are shown. A front that died is not shown."""
+    s = load({"models": MODELS, "triton_http_port": 18100, "triton_upgrade": "front"})
+    front = json.loads((FACTS / "front.FrontState" / "running.json").read_text())["fact"]
+    found = facts({"pid": 810, "ready": True, "config_hash": "ab"}, True, SERVING)
+    found["front"] = {**front, "slot": "b"}
+    haproxy = {"pid": front["pid"], "process": "haproxy", "address": "127.0.0.1"}
+    found["ports"] = {18100: [haproxy], 18120: [{"pid": 810, "process": "tritonserver", "address": "127.0.0.1"}]}
+    st = status.assemble(s, Layout(s), found, {}, None)
+    assert st["ok"] and st["listen"]["bound"]["http"] == ["127.0.0.1"]
+    assert st["front"]["slot"] == "b" and st["front"]["bound"] == {"http": ["127.0.0.1"], "grpc": [], "metrics": []}
+    text = status_report.table("vm1", st)
+    row = f"HAProxy pid {front['pid']} on those ports, to the server on slot b: http 18120 (bound 127.0.0.1), grpc"
+    assert [line.split(None, 1) for line in text.splitlines() if line.startswith("  front ")] == [
+        ["front", row + " 8021, metrics 8022"]
+    ]
+    dead = json.loads((FACTS / "front.FrontState" / "dead-pid-slot-b.json").read_text())["fact"]
+    st = status.assemble(s, Layout(s), {**found, "front": dead}, {}, None)
+    assert st["front"] is None and st["listen"]["bound"]["http"] == []  # HAProxy's pid is no longer known
+    assert not [line for line in status_report.table("vm1", st).splitlines() if line.startswith("  front ")]
