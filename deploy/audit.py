@@ -17,9 +17,11 @@ from pyinfra import host, state
 from compat import report
 from compat.reading import read_host
 from config.secrets import mask_output
+from run import batch
 from run.audit_verdict import verdict
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
+batch.one_round_trip()  # each host read in one round trip, from the last run's list (run/batch.py)
 
 reading = read_host(host, state.inventory)
 settings, assessment = reading.settings, reading.assessment

@@ -19,9 +19,11 @@ from compat.build import runtime_packages
 from compat.reading import read_host
 from compat.server_unit import server_plan
 from config.secrets import mask_output
+from run import batch
 from tasks import server_process, uninstall
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
+batch.one_round_trip()  # each host read in one round trip, from the last run's list (run/batch.py)
 
 reading = read_host(host, state.inventory)
 settings, layout = reading.settings, reading.layout

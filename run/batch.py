@@ -16,9 +16,14 @@ Why not a wrapping connector (pyinfra's public seam for how commands reach a hos
 a fact read only as one more `run_shell_command` of plain text, after pyinfra has made the command
 and before it processes the output; it cannot tell a read from a change, nor which fact and
 arguments a command is, without parsing command text. It would also have to be named in every
-inventory (`@batch/host`), where users keep `@ssh` and `@local`. Routing Host.get_fact keeps the
+inventory (`@batch/host`), where users keep `@ssh` and `@local`. Routing a host's get_fact keeps the
 batching out of users' inventories and answers by fact class and arguments (run/pyinfra_internals.py
 registers and checks that seam).
+
+A run reads this way only where its deploy file asks, at its top (`batch.one_round_trip()`: this project's
+deploy/ files do), and then only the hosts it reads through compat/reading.read_host, each on its own host
+object: pyinfra's Host class is never changed, and a user's own deploy that calls tasks/deploys.py without
+asking reads its hosts exactly as pyinfra does.
 """
 
 from __future__ import annotations
@@ -197,6 +202,12 @@ class _Reads:
 
 
 _READS: dict[str, _Reads] = {}
+_ASKED = {"one_round_trip": False}  # set by the deploy file that asks (one_round_trip); no one else sets it
+
+
+def one_round_trip(on: bool = True) -> None:
+    """This run's deploy reads its hosts in one round trip (prefetch): called by a deploy file, at its top."""
+    _ASKED["one_round_trip"] = on
 
 
 def _read(reads: _Reads, host: Host, name_or_cls, *args, **kwargs):
@@ -250,9 +261,9 @@ def _get_fact(self: Host, name_or_cls, *args, **kwargs):
     return _read(reads, self, name_or_cls, *args, **kwargs)
 
 
-def _install() -> None:
-    """Route Host.get_fact through the batch, and see every other command and upload (once)."""
-    route_host_io(_get_fact, _run_shell_command, _put_file)
+def _install(host: Host) -> None:
+    """Route the host's get_fact through the batch, and see its every other command and upload (once)."""
+    route_host_io(host, _get_fact, _run_shell_command, _put_file)
 
 
 class _Keeper(BaseStateCallback):
@@ -269,8 +280,11 @@ class _Keeper(BaseStateCallback):
 def prefetch(host: Host, kept: Path | None) -> int:
     """Read in one command every fact the list at `kept` names (the last run's asks of this host)
     and answer those asks from it until something changes on the host; returns how many were read.
-    With no list (a first run) nothing is read ahead. This run's asks are kept there at its end."""
-    _install()
+    With no list (a first run) nothing is read ahead. This run's asks are kept there at its end. Where the
+    run's deploy did not ask for it (one_round_trip), nothing: the host is read as pyinfra reads it."""
+    if not _ASKED["one_round_trip"]:
+        return 0
+    _install(host)
     reads = _READS.setdefault(host.name, _Reads())
     if kept is not None:
         keeper = next((h for h in host.state.callback_handlers if isinstance(h, _Keeper)), None)

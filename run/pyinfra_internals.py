@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import MethodType
 from typing import Any
 
 from pyinfra.api import QuoteString, StringCommand
@@ -158,13 +159,15 @@ INTERNALS = (
     ),
     Internal(
         "Host.get_fact(name_or_cls, *args, **kwargs)",
-        "every fact read of a host goes through it; it is replaced to answer from the batch",
+        "every fact read of a host goes through it; on a host this project's deploys read, the host's own is set to "
+        "answer from the batch (pyinfra calls it on the host object: host.get_fact)",
         "run/batch.py (route_host_io)",
         lambda: _params(Host.get_fact) == ["self", "name_or_cls", "args", "kwargs"],
     ),
     Internal(
         "Host.run_shell_command(*args, **kwargs) and Host.put_file(*args, **kwargs)",
-        "every command and upload of an operation; wrapped to see the run's first change on a host",
+        "every command and upload of an operation, called on the host object; wrapped there to see the run's first "
+        "change on a host",
         "run/batch.py (route_host_io), remote.Live",
         lambda: (
             _params(Host.run_shell_command) == ["self", "args", "kwargs"]
@@ -259,9 +262,10 @@ class HostIO:
 ORIGINAL = HostIO(Host.get_fact, Host.run_shell_command, Host.put_file)
 
 
-def route_host_io(get_fact: Callable, run_shell_command: Callable, put_file: Callable) -> None:
-    """Send every fact read, command and upload of every host through these (once; they call ORIGINAL's)."""
-    if Host.get_fact is not get_fact:
-        Host.get_fact = get_fact  # type: ignore[method-assign]
-        Host.run_shell_command = run_shell_command  # type: ignore[method-assign]
-        Host.put_file = put_file  # type: ignore[method-assign]
+def route_host_io(host: Host, get_fact: Callable, run_shell_command: Callable, put_file: Callable) -> None:
+    """Send this host's fact reads, commands and uploads through these (once; they call ORIGINAL's): set on
+    the host object alone, so pyinfra's Host class, and every host no deploy of ours reads, stay as they are."""
+    if vars(host).get("get_fact") is None:
+        host.get_fact = MethodType(get_fact, host)  # type: ignore[method-assign]
+        host.run_shell_command = MethodType(run_shell_command, host)  # type: ignore[method-assign]
+        host.put_file = MethodType(put_file, host)  # type: ignore[method-assign]

@@ -26,7 +26,9 @@ def local(tmp_path: Path):
     connect_all(state)
     host = inventory.get_host("@local")
     batch._READS.pop(host.name, None)
+    batch.one_round_trip()  # as this project's deploy files ask
     yield host
+    batch.one_round_trip(False)
     batch._READS.pop(host.name, None)
 
 
@@ -46,6 +48,36 @@ def test_the_kept_facts_are_read_in_one_round_trip_and_answer_the_run(local, tmp
     target.write_text("longer than before")  # changed behind pyinfra's back: the batch's value stands
     assert local.get_fact(File, path=str(target))["size"] == 3
     assert (reads.answered, reads.single) == (1, 0)
+
+
+def test_only_the_host_read_is_routed_and_pyinfra_s_host_class_is_never_changed(local, tmp_path: Path) -> None:
+    from pyinfra.api.host import Host
+
+    from run.pyinfra_internals import ORIGINAL
+
+    other = Inventory((["@local"], {})).get_host("@local")  # another state's host: no deploy of ours reads it
+    assert batch.prefetch(local, kept_list(tmp_path, tmp_path / "f")) == 1
+    assert vars(local)["get_fact"].__func__ is batch._get_fact and "get_fact" not in vars(other)
+    assert (Host.get_fact, Host.run_shell_command, Host.put_file) == (
+        ORIGINAL.get_fact,
+        ORIGINAL.run_shell_command,
+        ORIGINAL.put_file,
+    )
+
+
+def test_a_deploy_that_did_not_ask_reads_its_hosts_as_pyinfra_does(local, tmp_path: Path) -> None:
+    """A user's own deploy calling tasks/deploys.py without batch.one_round_trip(): nothing read ahead, the
+    host's methods pyinfra's own, no list kept."""
+    batch.one_round_trip(False)
+    target = tmp_path / "f"
+    target.write_text("abc")
+    kept = kept_list(tmp_path, target)
+    before = kept.read_text()
+    assert batch.prefetch(local, kept) == 0
+    assert not {"get_fact", "run_shell_command", "put_file"} & set(vars(local)) and local.name not in batch._READS
+    assert local.get_fact(File, path=str(target))["size"] == 3
+    batch.keep(local, kept)
+    assert kept.read_text() == before
 
 
 def test_after_a_change_on_the_host_a_later_ask_gets_the_new_value(local, tmp_path: Path) -> None:
