@@ -13,14 +13,14 @@ from pyinfra.facts.files import Sha256File
 from compat.assessment import Decisions
 from compat.build import cache_proof
 from compat.tables import UV_VERSION, UV_WHEELS
-from compat.venv_plan import VenvPlan
-from compat.venv_state import wheels_at_hand
 from config.layout import Layout
 from config.secrets import mask
 from config.settings import Settings
 from facts.apt import AptDownloads
 from facts.files import TreeEntries
 from facts.hub import HubSnapshot
+from tasks.venv.plan import VenvPlan
+from tasks.venv.state import wheels_at_hand
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from compat.assessment import Decisions
 from compat.offline import Gap
-from compat.venv_plan import VenvPlan, plan, snapshot_codec
 from config.layout import Layout
 from config.secrets import has_credentials
 from config.settings import Settings
+from tasks.venv.plan import VenvPlan, plan, snapshot_codec
 
 
 @dataclass(frozen=True)

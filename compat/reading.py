@@ -16,7 +16,6 @@ from compat.front import upgrade_mode
 from compat.image_config import image_config
 from compat.rules import Assessment, HostFacts, assess
 from compat.tables import SYSTEM_CA_BUNDLE
-from compat.venv_plan import model_env_targets
 from config.layout import Layout
 from config.settings import Settings, load, load_inventory, record_name
 from facts.disk import FreeSpace
@@ -30,6 +29,7 @@ from facts.system import Account, CRuntime, InitSystem, MachineId, OsRelease
 from facts.triton import TritonInstall
 from facts.venv import VenvPackages
 from run import batch, timings
+from tasks.venv.plan import model_env_targets
 
 
 def triton_elf_files(home: str, backends: list[str]) -> list[str]:

@@ -38,9 +38,9 @@ from compat.items import Item
 from compat.python_choice import PythonChoice, choose_python, stub_fix
 from compat.serving import check_model_backends, model_pins, model_serving
 from compat.torch_choice import choose_torch
-from compat.venv_plan import model_env_targets
 from config.layout import Layout
 from config.settings import Settings
+from tasks.venv.plan import model_env_targets
 
 __all__ = ["Assessment", "Decisions", "HostFacts", "Item", "assess", "package_for"]
 

@@ -308,7 +308,7 @@ UV_WHEELS: dict[str, tuple[str, str]] = {
 }
 UV_SHA256 = tuple(sha for _, sha in UV_WHEELS.values())
 
-# The pip that downloads a wheelhouse (tasks/wheelhouse.py): the venv's own pip fetches it into the
+# The pip that downloads a wheelhouse (tasks/venv/wheelhouse.py): the venv's own pip fetches it into the
 # wheelhouse's tools/ folder and installs it from there, --require-hashes both times [pypi-pip:
 # https://pypi.org/simple/pip/, checked 2026-12-06: pip-26.0-py3-none-any.whl and its sha256, Requires-Python
 # >=3.9]. The pip a venv starts with on Debian 12 (23) spends most of a download judging every file its

@@ -164,7 +164,7 @@ class Layout:
 
     @property
     def venv_snapshots(self) -> str:
-        """Tars of finished venvs, one per wheelhouse key (tasks/venv.py snapshot_saved)."""
+        """Tars of finished venvs, one per wheelhouse key (tasks/venv/operations.py snapshot_saved)."""
         return f"{self.persist}/venv-snapshots"
 
     @property

@@ -4,6 +4,7 @@
 - `probes/`: what facts run: they read the host and change nothing; each named after its fact
   (`server_state.sh` for facts.server.ServerState).
 - `actions/`: what operations run: they change the host (`unpack_triton.py` installs a build).
+- `tasks/<concern>/scripts/`: what a concern's operations run, beside them (`tasks/venv/scripts/`).
 - here: the shared pieces both inline (`lib.sh`, `as_user.sh`, `uv_binary.sh`, `_common.py` ...).
 
 A script is named by its file name alone (`shell("server_state.sh")`): names are unique across the folders.
@@ -25,7 +26,10 @@ from types import ModuleType
 from pyinfra.api import QuoteString, StringCommand
 
 REMOTE = Path(__file__).resolve().parent
-FOLDERS = (REMOTE / "probes", REMOTE / "actions", REMOTE)
+# A concern's own host scripts sit beside the code that sends them (tasks/venv/scripts/: the venv's), as a
+# packaged pyinfra deploy keeps its scripts; the rest here until their concern has a folder (issue 57).
+CONCERN_SCRIPTS = tuple(sorted((REMOTE.parent / "tasks").glob("*/scripts")))
+FOLDERS = (REMOTE / "probes", REMOTE / "actions", *CONCERN_SCRIPTS, REMOTE)
 _SHELL_INCLUDE = re.compile(r"^\. \./(?P<name>[a-z_]+\.sh)$", re.MULTILINE)
 _PYTHON_INCLUDE = re.compile(
     r"^from (?P<name>_[a-z][a-z_]*) import (?:[A-Za-z0-9_, ]+|\([A-Za-z0-9_,\s]+\))$", re.MULTILINE
@@ -38,7 +42,7 @@ def path(name: str) -> Path:
     for folder in FOLDERS:
         if (folder / name).is_file():
             return folder / name
-    raise FileNotFoundError(f"no host script {name} in remote/ (probes/, actions/ or shared)")
+    raise FileNotFoundError(f"no host script {name} in remote/ (probes/, actions/ or shared) or tasks/*/scripts/")
 
 
 @cache

@@ -13,12 +13,12 @@ from pathlib import Path
 from pyinfra.api import FunctionCommand, StringCommand
 from pyinfra.connectors.ssh import SSHConnector
 
-from compat import lock_digests
 from compat.tables import UV_WHEELS
-from compat.venv_plan import VenvPlan
 from config.settings import Settings
 from run import controller_cache
 from tasks import private_upload
+from tasks.venv import lock_digests
+from tasks.venv.plan import VenvPlan
 
 
 def _over_ssh(any_host) -> bool:

@@ -13,12 +13,11 @@ from pyinfra.facts.files import Sha256File
 from pyinfra.facts.server import Which
 from pyinfra.operations import files
 
-from compat import lock_digests, offline, preflight, report
+from compat import offline, preflight, report
 from compat.assessment import Decisions
 from compat.build import cache_proof, image_parts, image_registry_url
 from compat.reading import HostReading, read_host_timed
 from compat.tables import UV_VERSION, UV_WHEELS
-from compat.venv_plan import VenvPlan, apt_digest_store
 from config.layout import Layout
 from config.settings import Settings, host_key
 from facts.http import UrlSize
@@ -29,7 +28,6 @@ from tasks import (
     downloads,
     environment,
     image_relay,
-    model_envs,
     models,
     network,
     python_standalone,
@@ -37,12 +35,13 @@ from tasks import (
     serve_models,
     triton_install,
     upload,
-    venv,
-    wheelhouse,
 )
 from tasks.network import NetworkArgs
 from tasks.retention import name_in
 from tasks.serve_models import serve
+from tasks.venv import lock_digests, model_envs, wheelhouse
+from tasks.venv import operations as venv
+from tasks.venv.plan import VenvPlan, apt_digest_store
 
 
 def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from pyinfra import host, state
 
-from compat import server_unit, venv_plan
+from compat import server_unit
 from compat.assessment import Decisions
 from compat.reading import read_host_timed
 from compat.server_unit import server_plan, why_start
@@ -20,6 +20,7 @@ from facts.system import InitSystem
 from run import run_summary
 from tasks import front, hub_relay, model_control, models, network, server_handover, server_process, server_user, switch
 from tasks.triton_install import installed_dir
+from tasks.venv import plan as venv_plan
 
 
 def links(

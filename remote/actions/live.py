@@ -56,7 +56,7 @@ def file_progress(name, written, announced, rate):
 def main(label, command, every=EVERY):
     tmp = tempfile.mkdtemp(prefix="triton-live-")
     lines = []
-    announced = {}  # every file a pip said it downloads -> its size (pips may run at once: tasks/pip_commands.py)
+    announced = {}  # every file a pip said it downloads -> its size (pips may run at once: tasks/venv/pip_commands.py)
     env = dict(os.environ, TMPDIR=tmp)
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
 

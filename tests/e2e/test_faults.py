@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from compat.venv_plan import venv_name
+from tasks.venv.plan import venv_name
 from testbed import REPO, TestHost, op_results, run_pyinfra, triton_ports, write_inventory
 from tests.e2e import artifacts
 from tests.e2e.test_audit import SNAPSHOT
@@ -281,7 +281,7 @@ def test_the_venv_is_exactly_the_controllers_lock_and_an_altered_wheel_is_refuse
     fetched again by the next run."""
     host, inv = provisioned["host"], provisioned["inv"]
     # The lock this venv was made from, among those the worker's other modules keep in the same folder: the
-    # venv's folder is named by its lock's key and the Python that made it (compat/venv_plan.py venv_name).
+    # venv's folder is named by its lock's key and the Python that made it (tasks/venv/plan.py venv_name).
     venv = host.ssh("readlink -f /opt/triton/venv").stdout.strip()
     python = host.ssh(f"sed -n 's/^command = //p' {venv}/pyvenv.cfg").stdout.split()[0]
     keys = {

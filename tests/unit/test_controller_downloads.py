@@ -17,11 +17,11 @@ from pyinfra.connectors.local import LocalConnector
 from pyinfra.connectors.ssh import SSHConnector
 
 from bench.common import mirror_bytes
-from compat import lock_digests
-from compat.venv_plan import VenvPlan
 from config.settings import load
 from run import controller_cache
 from tasks import controller_downloads
+from tasks.venv import lock_digests
+from tasks.venv.plan import VenvPlan
 from testbed.mirror import Mirror
 
 pytestmark = pytest.mark.unit

@@ -1,4 +1,4 @@
-"""A new venv lock against the sha256 its indexes publish (compat/lock_digests.py), on PyPI's real pages
+"""A new venv lock against the sha256 its indexes publish (tasks/venv/lock_digests.py), on PyPI's real pages
 for six (JSON and HTML, tests/fixtures/index/) and, for the whole path, an index on loopback."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compat import lock_digests
+from tasks.venv import lock_digests
 
 pytestmark = pytest.mark.unit
 

@@ -30,12 +30,12 @@ from pyinfra.context import ctx_host
 import remote
 from compat.front import upgrade_mode
 from compat.server_unit import server_plan
-from compat.venv_plan import VenvPlan
 from config.hub_folders import HubAccess
 from config.layout import Layout
 from config.settings import load
 from tasks import apt_lists_relay, apt_relay, controller_downloads, hub_relay, private_upload
 from tasks.retention import Kept
+from tasks.venv.plan import VenvPlan
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"
 CASES = sorted(FIXTURES.glob("*/*.json"))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compat import lock_digests
+from tasks.venv import lock_digests
 from testbed.mirror import Mirror
 from testbed.pypi_cache import JSON_TYPE, NotFound, PypiCache, file_path, project_name
 

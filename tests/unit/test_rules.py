@@ -120,8 +120,8 @@ def test_a_models_own_environment_is_a_part_of_the_install_read_where_the_rules_
     it lacks: missing again."""
     from dataclasses import replace
 
-    from compat.venv_plan import model_env_targets
     from config.layout import Layout
+    from tasks.venv.plan import model_env_targets
 
     folder = tmp_path / "clf"
     (folder / "1").mkdir(parents=True)

@@ -12,7 +12,6 @@ import pytest
 
 import remote
 from compat import server_unit
-from compat.venv_plan import pip_requirement, wheelhouse_key
 from config.layout import Layout
 from config.models import parse_models
 from config.settings import SettingsError, load
@@ -21,6 +20,7 @@ from facts.server import parse_loaded
 from tasks import model_control, models, serve_models
 from tasks.environment import env_script
 from tasks.triton_install import version_dir_name
+from tasks.venv.plan import pip_requirement, wheelhouse_key
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 LOGS = FIXTURES / "logs"
@@ -559,7 +559,7 @@ def test_fetch_sends_url_credentials_as_basic_auth_not_in_the_url() -> None:
 
 
 def test_pip_sources_with_a_password_go_to_a_pip_configuration_file() -> None:
-    from tasks.pip_commands import pip_config as _pip_config
+    from tasks.venv.pip_commands import pip_config as _pip_config
 
     sources = [
         "--index-url",

@@ -132,9 +132,26 @@ def test_no_function_outside_the_tests_is_longer_than_a_reader_takes_in_at_once(
     assert long == {}, f"cut these at their natural seams: {long}"
 
 
-def layer_breaches(graph: dict[str, set[str]]) -> list[str]:
+def concern_rules() -> set[str]:
+    """The rules modules of each concern folder (tasks/<concern>/__init__.py's RULES): the planner's room."""
+    found = set()
+    for init in (REPO / "tasks").glob("*/__init__.py"):
+        for node in ast.parse(init.read_text()).body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["RULES"]:
+                found |= {f"tasks.{init.parent.name}.{name}" for name in ast.literal_eval(node.value)}
+    return found
+
+
+def room_of(name: str, rules: set[str]) -> str:
+    """A module's room: its top folder; a concern folder's rules are the planner's (compat), its operations
+    the tasks'. So the planner reads a concern's rules, a concern's rules never read its operations."""
+    return "compat" if name in rules else name.split(".")[0]
+
+
+def layer_breaches(graph: dict[str, set[str]], rules: set[str] | None = None) -> list[str]:
     """Imports of a room from a room it may not import (LAYERS), as "module -> module"."""
-    room = lambda name: name.split(".")[0]  # noqa: E731
+    rules = concern_rules() if rules is None else rules
+    room = lambda name: room_of(name, rules)  # noqa: E731
     return sorted(
         f"{module} -> {dep}"
         for module, deps in graph.items()
@@ -148,7 +165,19 @@ def test_the_layer_check_names_a_room_importing_one_above_it() -> None:
     assert layer_breaches({"compat.offline": {"tasks.wheelhouse", "facts.apt"}}) == [
         "compat.offline -> tasks.wheelhouse"
     ]
-    assert layer_breaches({"tasks.venv": {"compat.venv_state", "run.host_log"}}) == []
+    assert layer_breaches({"tasks.switch": {"compat.installed", "run.host_log"}}) == []
+
+
+def test_a_concern_s_rules_are_read_by_the_planner_and_never_read_its_operations() -> None:
+    rules = {"tasks.venv.plan", "tasks.venv.state"}
+    assert layer_breaches({"compat.rules": {"tasks.venv.plan"}, "tasks.venv.plan": {"compat.tables"}}, rules) == []
+    assert layer_breaches({"compat.offline": {"tasks.venv.wheelhouse"}}, rules) == [
+        "compat.offline -> tasks.venv.wheelhouse"
+    ]
+    assert layer_breaches({"tasks.venv.state": {"tasks.venv.operations"}}, rules) == [
+        "tasks.venv.state -> tasks.venv.operations"
+    ]
+    assert {"tasks.venv.plan", "tasks.venv.state", "tasks.venv.lock_digests"} <= concern_rules()
 
 
 def test_each_room_imports_only_the_rooms_below_it() -> None:
@@ -174,5 +203,5 @@ def test_probes_are_run_by_facts_and_actions_by_operations() -> None:
         folder = script.parent.name
         if folder == "probes":
             assert by_facts[script.name] and not by_tasks[script.name], script.name
-        elif folder == "actions":
+        elif folder in ("actions", "scripts"):  # scripts: a concern's own, beside its operations
             assert not by_facts[script.name], script.name

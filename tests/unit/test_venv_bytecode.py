@@ -1,4 +1,4 @@
-"""The venv's bytecode hook (tasks/venv.py bytecode_hook): the command it writes, run on a real venv."""
+"""The venv's bytecode hook (tasks/venv/operations.py bytecode_hook): the command it writes, run on a real venv."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from pyinfra.api import StringCommand
 
-from compat.venv_plan import VenvPlan
-from tasks.venv import bytecode_hook
+from tasks.venv.operations import bytecode_hook
+from tasks.venv.plan import VenvPlan
 
 pytestmark = pytest.mark.unit
 

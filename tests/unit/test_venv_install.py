@@ -1,4 +1,4 @@
-"""The venv installer script (remote/actions/venv_install.sh) on real files: uv from its pinned wheel, or pip."""
+"""The venv installer script (tasks/venv/scripts/venv_install.sh) on real files: uv from its pinned wheel, or pip."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_a_locks_parts_download_at_once_and_a_failed_part_fails_the_download(tmp
     configurations holding passwords are removed either way."""
     from pyinfra.api import StringCommand
 
-    from tasks.pip_commands import pip_at_once
+    from tasks.venv.pip_commands import pip_at_once
 
     (tmp_path / "part.sh").write_text(PART)
     conf = tmp_path / ".pip-index1.conf"

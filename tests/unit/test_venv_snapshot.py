@@ -228,8 +228,8 @@ def test_a_snapshot_swapped_while_it_is_written_gets_roots_digest_and_is_refused
 def test_two_inventories_hosts_of_one_name_keep_their_digests_apart() -> None:
     """The review's: `gpu1` of two clusters on one controller overwrote each other's apt-manifest and snapshot
     digests, and each then refused its own caches as altered. The key is the name and who the host is."""
-    from compat.venv_plan import apt_digest_store, snapshot_digest_name
     from config.settings import host_key, load
+    from tasks.venv.plan import apt_digest_store, snapshot_digest_name
 
     settings = load({"venv_lock_dir": "/ctl/locks"})
     east, west = host_key("gpu1", "0035969ec53f6e7f"), host_key("gpu1", "813743060a465913")

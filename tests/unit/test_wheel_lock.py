@@ -1,4 +1,4 @@
-"""The wheelhouse's record (remote/actions/wheel_lock.py), on this machine's file system: every file with its
+"""The wheelhouse's record (tasks/venv/scripts/wheel_lock.py), on this machine's file system: every file with its
 sha256, as pip's --require-hashes reads it; a file changed since is named and removed."""
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import remote
-from compat.venv_plan import VenvPlan
-from tasks.pip_commands import pip_download
+from tasks.venv.pip_commands import pip_download
+from tasks.venv.plan import VenvPlan
 
 pytestmark = pytest.mark.unit
 

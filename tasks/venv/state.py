@@ -9,7 +9,7 @@ import hashlib
 from pyinfra import host
 from pyinfra.facts.files import File
 
-from compat.venv_plan import VenvPlan
+from tasks.venv.plan import VenvPlan
 from facts.digests import FileDigests
 from facts.venv import VenvData, VenvPackages
 

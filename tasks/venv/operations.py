@@ -16,11 +16,11 @@ from pyinfra.facts.files import File
 
 import remote
 from compat.tables import UV_SHA256, UV_VERSION
-from compat.venv_plan import SNAPSHOT_SUFFIXES, VenvPlan
-from compat.venv_state import INSTALL_MARKER, fresh, restores, usable
+from tasks.venv.plan import SNAPSHOT_SUFFIXES, VenvPlan
+from tasks.venv.state import INSTALL_MARKER, fresh, restores, usable
 from facts.venv import VenvPackages
 from tasks import private_upload
-from tasks.pip_commands import ONLY_WHEELS, pip_locked
+from tasks.venv.pip_commands import ONLY_WHEELS, pip_locked
 
 
 @operation()

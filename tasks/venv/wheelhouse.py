@@ -12,13 +12,13 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 
 import remote
-from compat import lock_digests
-from compat.venv_plan import VenvPlan, pip_requirement
-from compat.venv_state import fresh, wheels_at_hand
+from tasks.venv import lock_digests
+from tasks.venv.plan import VenvPlan, pip_requirement
+from tasks.venv.state import fresh, wheels_at_hand
 from facts.digests import FileDigests
 from facts.venv import VenvPackages
 from tasks import controller_downloads, private_upload
-from tasks.pip_commands import Step, downloads, index_sources, pinned_pip_installed, torch_sources
+from tasks.venv.pip_commands import Step, downloads, index_sources, pinned_pip_installed, torch_sources
 
 # The parts a lock's files (but torch's) are downloaded in, at once: pip fetches one file at a time.
 DOWNLOAD_PARTS = 3
@@ -26,7 +26,7 @@ DOWNLOAD_PARTS = 3
 
 def _save_lock(host, text: str, local_path: str, plan: VenvPlan) -> bool:
     """Keep the lock this run made on the controller (later hosts, and this one after a reset, install
-    exactly it), once each file's sha256 agrees with what its index publishes (compat/lock_digests.py);
+    exactly it), once each file's sha256 agrees with what its index publishes (tasks/venv/lock_digests.py);
     one that does not fails the step before anything is installed from the wheelhouse."""
     checked = lock_digests.check(text, plan.index_url, plan.torch_index, lock_digests.urllib_fetch, plan.lock_trusted)
     for line in checked.lines:

@@ -9,12 +9,12 @@ from typing import Any
 from pyinfra.api import QuoteString, StringCommand
 
 import remote
-from compat.venv_plan import VenvPlan
+from tasks.venv.plan import VenvPlan
 from config.secrets import has_credentials
 from tasks import private_upload
 
 # every pip and uv call: wheels only. An sdist's build backend (setup.py) is code of its author's, and
-# these calls run as root; the lock never holds one (remote/actions/wheel_lock.py refuses it).
+# these calls run as root; the lock never holds one (tasks/venv/scripts/wheel_lock.py refuses it).
 ONLY_WHEELS = ("--only-binary", ":all:")
 # Seconds a pip command waits for another pip on the same venv (torch alone takes minutes on a slow disk).
 PIP_LOCK_TIMEOUT_S = 900

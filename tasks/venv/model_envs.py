@@ -1,5 +1,5 @@
 """Models' own Python environments (a Triton model folder whose pins clash with the venv's): each built as
-the venv is (tasks/venv.py, tasks/wheelhouse.py: its own locked, hashed wheels in a wheelhouse on the
+the venv is (tasks/venv/operations.py, tasks/venv/wheelhouse.py: its own locked, hashed wheels in a wheelhouse on the
 persistent path, a snapshot there for a reset), beside the venv; its model's config.pbtxt names it
 (EXECUTION_ENV_PATH, tasks/models.py), so a change to it reloads that model alone."""
 
@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from compat.venv_plan import VenvPlan
-from tasks import venv, wheelhouse
+from tasks.venv.plan import VenvPlan
+from tasks.venv import operations as venv
+from tasks.venv import wheelhouse
 from tasks.network import NetworkArgs
 
 
