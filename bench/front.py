@@ -42,7 +42,7 @@ SLOTS = {"a": {"http": 18710, "grpc": 18711, "metrics": 18712}, "b": {"http": 18
 
 
 def _settings(root: Path):
-    """The provisioner's settings for the public ports here (compat/front.py derives the slots' from them)."""
+    """The provisioner's settings for the public ports here (front_plan.py derives the slots')."""
     from config.settings import load
 
     ports = {f"triton_{service}_port": port for service, port in PUBLIC.items()}
@@ -50,10 +50,10 @@ def _settings(root: Path):
 
 
 def haproxy_config(root: Path, active: str, server_close: bool = True) -> str:
-    """The front as the provisioner writes it (compat/front.py); without server_close, the variant that
+    """The front as the provisioner writes it (tasks/server/front_plan.py); without server_close, the variant that
     keeps backend connections (measured at rest, below)."""
-    from compat.front import front_config
     from config.layout import Layout
+    from tasks.server.front_plan import front_config
 
     settings = _settings(root)
     text = front_config(settings, Layout(settings), active)
@@ -61,16 +61,16 @@ def haproxy_config(root: Path, active: str, server_close: bool = True) -> str:
 
 
 def admin_socket(root: Path) -> Path:
-    from compat.front import admin_socket as where
     from config.layout import Layout
+    from tasks.server.front_plan import admin_socket as where
 
     return Path(where(Layout(_settings(root))))
 
 
 def switched(root: Path, old: str, new: str) -> None:
-    """The provisioner's switch (remote/actions/front_switch.py): every backend to the new slot, the old
+    """The provisioner's switch (tasks/server/scripts/front_switch.py): every backend to the new slot, the old
     slot drained of what it holds."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "remote" / "actions"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tasks" / "server" / "scripts"))
     import front_switch
 
     if front_switch.main(str(admin_socket(root)), old, new, "30") != 0:

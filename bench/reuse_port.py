@@ -123,7 +123,7 @@ def one_case(root: Path, steered: bool, seconds: float) -> dict[str, object]:
             thread.start()
         time.sleep(0.5)  # the slow requests accepted, on both servers
         if steered:
-            # what the provisioner's handover does (remote/actions/wait_ready.py): past the old one's sockets
+            # what the provisioner's handover does (tasks/server/scripts/wait_ready.py): past the old one's sockets
             steer_ports(old.process.pid, [HTTP, GRPC], lambda held: held, os.geteuid())
         channel = grpcclient.InferenceServerClient(f"127.0.0.1:{GRPC}")
         grpc_input = grpcclient.InferInput("X", [1], "FP32")

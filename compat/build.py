@@ -289,5 +289,5 @@ def runtime_packages(facts: HostFacts, settings: Settings, python_minor: str) ->
 
 
 def front_packages(settings: Settings) -> list[str]:
-    """The front's package where triton_upgrade = "front" (HAProxy: compat/front.py); apt installs it if absent."""
+    """The front's package where triton_upgrade = "front" (HAProxy: tasks/server/front_plan.py); apt installs it."""
     return [FRONT_PACKAGE] if settings.triton_upgrade == "front" else []

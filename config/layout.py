@@ -182,8 +182,8 @@ class Layout:
 
     @property
     def verified_answers(self) -> str:
-        """The answers each model gave in-process at its first proof (remote/actions/verify_models.py): kept by the
-        server's user in its cache, for later proofs of the same model and venv."""
+        """The answers each model gave in-process at its first proof (tasks/server/scripts/verify_models.py):
+        kept by the server's user in its cache, for later proofs of the same model and venv."""
         return f"{self.hf_cache}/.triton-verified"
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# triton_upgrade = "front": the two servers behind the front listen on each public port + these (compat/front.py)
+# triton_upgrade = "front": the two servers behind the front listen on each port + these (tasks/server/front_plan.py)
 FRONT_SLOT_OFFSETS = {"a": 10, "b": 20}
 FRONT_PACKAGE = "haproxy"  # the front: Debian's and Ubuntu's HAProxy (2.6 on Debian 12, 2.8 on Ubuntu 24.04)
 FRONT_PROGRAM = "/usr/sbin/haproxy"  # where that package installs it

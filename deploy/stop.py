@@ -10,11 +10,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyinfra import host, state
 
-from compat.server_unit import server_plan
 from config.layout import Layout
 from config.secrets import mask_output
 from config.settings import load, load_inventory
-from tasks.server_process import stopped
+from tasks.server.process import stopped
+from tasks.server.unit import server_plan
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
 

@@ -17,10 +17,11 @@ from pyinfra.facts.deb import DebPackages
 
 from compat.build import runtime_packages
 from compat.reading import read_host
-from compat.server_unit import server_plan
 from config.secrets import mask_output
 from run import batch
-from tasks import server_process, uninstall
+from tasks import uninstall
+from tasks.server import process as server_process
+from tasks.server.unit import server_plan
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
 batch.one_round_trip()  # each host read in one round trip, from the last run's list (run/batch.py)

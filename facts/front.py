@@ -1,4 +1,4 @@
-"""The front (compat/front.py): HAProxy on the server's ports, handing each request to one slot's server."""
+"""The front (tasks/server/front_plan.py): HAProxy on the server's ports, handing each request to one slot's server."""
 
 from __future__ import annotations
 

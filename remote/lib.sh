@@ -17,7 +17,7 @@ stop_pid() {
   kill -KILL "$1" 2>/dev/null || true
 }
 
-# stop_front RUN PROGRAM: the front recorded in RUN/front.pid (compat/front.py), only while that pid runs
+# stop_front RUN PROGRAM: the front recorded in RUN/front.pid (tasks/server/front_plan.py), only while that pid runs
 # PROGRAM (HAProxy): TERM, its exit waited for (10 s, then KILL: its ports are then free for what starts
 # next); its pid forgotten either way.
 stop_front() {

@@ -14,7 +14,7 @@ apt_needs=()
 # CPython (tests/e2e/artifacts.py); libfuse2: the test bed's slow /persist (testbed/throttle.py); zstd: the
 # venv snapshot tests; the real parts users have (tests/e2e/test_registries.py): docker-registry (the CNCF distribution
 # registry), skopeo to push into it, apache2-utils for its htpasswd; haproxy, the front a build upgrade
-# switches (compat/front.py); libb64-0d, which NVIDIA's perf_analyzer (in the tritonclient wheel) links;
+# switches (tasks/server/front_plan.py); libb64-0d, which NVIDIA's perf_analyzer (in the tritonclient wheel) links;
 # squid, the corporate proxy with Basic authentication (testbed/proxy.py)
 [ "${1:-}" = "--test" ] && apt_needs+=(debootstrap openssh-server openssh-client ca-certificates util-linux mount
   tar procps patchelf shellcheck libfuse2 zstd docker-registry skopeo apache2-utils haproxy libb64-0d squid)

@@ -8,7 +8,7 @@ its content and the venv), so a reload sees new files, and a load of an unchange
 Triton itself. A reload that fails leaves the loaded model serving (Triton keeps it); the run then
 switches the links back and loads back what it had already changed.
 
-The API asks for a key (compat/server_unit.server_launcher adds the restriction): root's file, which the
+The API asks for a key (tasks/server/unit.server_launcher adds the restriction): root's file, which the
 server's group may read; the host script reads it, so it is never on a command line pyinfra runs.
 """
 
@@ -23,10 +23,10 @@ from pyinfra.api import QuoteString, StringCommand, operation
 from pyinfra.facts.files import File
 
 import remote
-from compat.server_unit import MODEL_CONTROL_HEADER, server_launcher
 from config.layout import Layout
 from facts.memory import ModelMemory, ModelMemoryData
 from tasks import small_files
+from tasks.server.unit import MODEL_CONTROL_HEADER, server_launcher
 
 LOAD_TIMEOUT_S = 600  # one model's load (a large model's weights, a stub importing torch)
 # Kept free beside a second copy: at least this, or a tenth of what is available (a stub's start, the
@@ -149,7 +149,7 @@ def command(
 ) -> StringCommand:
     """The host script that loads, reloads and unloads through the repository API at base_url (loads over
     gRPC at grpc_url: remote/actions/model_control.py says why), run by the venv's Python through the launcher
-    (tritonclient is there; tasks.server_process runs it as the server's user, whose group reads the key),
+    (tritonclient is there; tasks.server.process runs it as the server's user, whose group reads the key),
     its proof lines appended to proof_file; or fails naming the model, Triton's error, its cause and fix."""
     return remote.python(
         "python3",

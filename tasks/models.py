@@ -98,7 +98,7 @@ def repository_files(
 
 
 class ModelCheck(TypedDict, total=False):
-    """One model as remote/actions/verify_models.py calls it (it reads the list as JSON)."""
+    """One model as tasks/server/scripts/verify_models.py calls it (it reads the list as JSON)."""
 
     name: str
     task: str  # a pipeline task, or "triton" for a model folder users bring

@@ -9,16 +9,19 @@ from typing import Any
 
 from pyinfra import host, state
 
-from compat import server_unit
 from compat.assessment import Decisions
 from compat.reading import read_host_timed
-from compat.server_unit import server_plan, why_start
 from config.layout import Layout
 from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
 from run import run_summary
-from tasks import front, hub_relay, model_control, models, network, server_handover, server_process, server_user, switch
+from tasks import hub_relay, model_control, models, network, server_user
+from tasks.server import front, switch
+from tasks.server import handover as server_handover
+from tasks.server import process as server_process
+from tasks.server import unit as server_unit
+from tasks.server.unit import server_plan, why_start
 from tasks.triton_install import installed_dir
 from tasks.venv import plan as venv_plan
 

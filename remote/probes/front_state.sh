@@ -1,4 +1,4 @@
-# FrontState $1 run dir, $2 HAProxy's program, $3 the front's unit. The front (compat/front.py): its pid
+# FrontState $1 run dir, $2 HAProxy's program, $3 the front's unit. The front (tasks/server/front_plan.py): its pid
 # (the unit's main process where systemd runs it, else the recorded one) where that is the program, the
 # hash it started from, the slot it serves.
 r="$1"

@@ -211,7 +211,7 @@ def server_pid(host: TestHost) -> str:
 
 
 def test_a_triton_build_that_cannot_start_is_stopped_and_the_old_server_never_stops(serving: dict, mirror) -> None:
-    """A build upgrade is a handover (tasks/server_handover.py): the new server starts beside the old one on
+    """A build upgrade is a handover (tasks/server/handover.py): the new server starts beside the old one on
     the same ports; this one cannot start, so it is stopped, and the old one served every request."""
     host = serving["host"]
     before, pid = links(host), server_pid(host)
@@ -388,7 +388,7 @@ def more_served(metrics_port: int, more: int) -> None:
 def test_behind_the_front_a_build_upgrade_fails_no_request_of_clients_that_keep_connections(
     serving: dict, mirror, tmp_path: Path
 ) -> None:
-    """triton_upgrade = "front" (compat/front.py): HAProxy holds the ports, each server a slot's own. The server
+    """triton_upgrade = "front" (tasks/server/front_plan.py): HAProxy holds the ports, each server a slot's. The server
     moves behind the front once (a restart, said); then a build that cannot start is stopped (the old server
     serves on) and a new build is handed over, both while NVIDIA's perf_analyzer
     (HTTP: libcurl keep-alive; gRPC: one channel), a reused tritonclient gRPC client, a reused tritonclient

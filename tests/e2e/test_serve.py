@@ -268,7 +268,7 @@ class TritonPythonModel:
 
 
 def test_a_model_whose_code_writes_under_etc_fails_with_a_readable_error(served_host: dict) -> None:
-    """Started exactly as the provisioner starts the server (remote/actions/server_start.sh: setpriv to
+    """Started exactly as the provisioner starts the server (tasks/server/scripts/server_start.sh: setpriv to
     triton-server), from a repository holding a model whose initialize() writes under /etc."""
     host = served_host["host"]
     repo, run = "/tmp/evil-repo", "/tmp/evil-run"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import testbed
-from compat import server_unit
+from tasks.server import unit as server_unit
 from testbed import TestHost, named_ports, op_results, run_pyinfra, watch_files, write_inventory
 from testbed.mirror import Mirror
 from testbed.proxy import SOURCE_FOR_LOOPBACK, Proxy
@@ -480,7 +480,7 @@ def test_a_build_upgrade_under_systemd_is_handed_over_inside_the_unit_without_a_
     vm: TestHost, vm_inv: Path, first_run: dict, net: tuple[Mirror, Proxy]
 ) -> None:
     """With triton_upgrade = "handover" (the server first moved off the front: one restart), under systemd
-    too a build upgrade is a handover (tasks/server_handover.py): the new server starts
+    too a build upgrade is a handover (tasks/server/handover.py): the new server starts
     inside tritonserver.service (`systemctl reload`: its user, sandbox and journal), is proven on its own,
     becomes the unit's main process, and only then the old one stops; the unit never restarts and no request
     fails. A build that cannot start is stopped, and the old server, the unit's main process throughout,

@@ -1,4 +1,4 @@
-"""The front (compat/front.py, remote/actions/front_switch.py) on the real HAProxy from Debian's archive
+"""The front (tasks/server/front_plan.py, scripts/front_switch.py) on the real HAProxy from Debian's archive
 (scripts/setup.sh --test installs it): a client's kept HTTP/1.1 connection is served by the old slot's
 server, then, on the same connection, by the new one once switched; a request in flight on the old slot
 is waited for and answered; a switch HAProxy refuses fails naming what it said."""
@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from compat import front
 from config.layout import Layout
 from config.settings import load
+from tasks.server import front_plan as front
 
 pytestmark = pytest.mark.unit
-REMOTE = Path(__file__).resolve().parents[2] / "remote" / "actions"
+REMOTE = Path(__file__).resolve().parents[2] / "tasks" / "server" / "scripts"
 sys.path.insert(0, str(REMOTE))
 import front_switch  # noqa: E402  (a host script, run here as the host runs it)
 
@@ -69,7 +69,7 @@ def _serve(port: int, name: str) -> http.server.ThreadingHTTPServer:
 
 @pytest.fixture
 def fronted(tmp_path: Path) -> Iterator[tuple[int, str]]:
-    """HAProxy as compat/front.py configures it, slot a serving, both slots' HTTP servers up."""
+    """HAProxy as tasks/server/front_plan.py configures it, slot a serving, both slots' HTTP servers up."""
     base = _free_base()
     ports = {"triton_http_port": base, "triton_grpc_port": base + 1, "triton_metrics_port": base + 2}
     settings = dataclasses.replace(load(ports), triton_home=str(tmp_path / "home"))
@@ -165,9 +165,9 @@ def test_the_front_starts_restarts_and_stops_only_haproxy_of_its_own_pid_file(tm
     """front_start.sh and front_stop.sh on the real HAProxy: a start records its pid (HAProxy holding the
     ports), a restart stops that one first, a stop ends it and forgets it; a pid file naming another
     program's process (a recycled pid) is forgotten without that process being signalled."""
-    from compat.server_unit import server_plan
     from facts.front import FrontState
-    from tasks import front as front_tasks
+    from tasks.server import front as front_tasks
+    from tasks.server.unit import server_plan
 
     base = _free_base()
     ports = {"triton_http_port": base, "triton_grpc_port": base + 1, "triton_metrics_port": base + 2}

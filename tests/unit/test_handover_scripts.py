@@ -1,4 +1,4 @@
-"""The handover's host scripts (tasks/server_handover.py) run for real, with stand-in servers: Python
+"""The handover's host scripts (tasks/server/handover.py) run for real, with stand-in servers: Python
 processes whose command line names tritonserver, each answering HTTP with its own name on a shared port
 and holding a shared gRPC-like port (SO_REUSEPORT, both): wait_ready.py's handover steers every new
 connection to the new server, reuseport_steer.py back to the old one, and server_handover.sh starts the
@@ -252,10 +252,10 @@ def _cmdline_has(proc: Path, words: bytes) -> bool:
 def test_the_units_reload_starts_a_new_server_only_when_the_provisioner_asks_and_on_its_ports(
     tmp_path: Path, services: tuple[str, ...], args: list[str], ports: dict[str, str], where: str
 ) -> None:
-    """ExecReload's script (compat/server_unit.py), run as systemd runs it: without the handover's ports in
+    """ExecReload's script (tasks/server/unit.py), run as systemd runs it: without the handover's ports in
     its environment it starts nothing; with them, the launcher with the unit's arguments and those ports, in
     a session of its own (its stubs a group a stop can end), detached (the reload returns at once)."""
-    from compat.server_unit import HANDOVER_VARS, _reload_starts
+    from tasks.server.unit import HANDOVER_VARS, _reload_starts
 
     record = tmp_path / "argv"
     launcher = tmp_path / "triton-server"

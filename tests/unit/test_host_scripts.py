@@ -359,7 +359,7 @@ def test_a_start_records_the_server_and_a_second_start_stops_the_first(tmp_path:
 def test_the_log_watcher_starts_with_the_server_and_a_stop_ends_it_at_once(tmp_path: Path, launcher: Path) -> None:
     """The watcher (tasks/server_unit.LOG_WATCH, an hour between checks) is stopped with the server, not
     left to run until its next check; a restart replaces it rather than adding a second one."""
-    from compat.server_unit import LOG_WATCH
+    from tasks.server.unit import LOG_WATCH
 
     run = tmp_path / "run"
     rotate = tmp_path / "rotate"

@@ -6,7 +6,7 @@ One file per case in tests/fixtures/operations/<module>.<operation>/<case>.json:
      "commands": ["..."]}            or "noop": "why"     or "error": "part of the message"
 
 `s`/`settings` args are settings overrides (validated by config.settings.load); `layout: true`
-passes the Layout of those settings; `server` is settings overrides for a server plan (compat.server_unit.server_plan),
+passes the Layout of those settings; `server` is settings overrides for a server plan (tasks.server.unit.server_plan),
 `plan` the fields of a venv plan; `files` maps dest -> [text, mode]; `folders` are retention.Kept
 fields. Scripts from remote/ appear as <script NAME>, uploads as <upload CONTENT to DEST>.
 """
@@ -28,13 +28,13 @@ from pyinfra.api.exceptions import OperationError
 from pyinfra.context import ctx_host
 
 import remote
-from compat.front import upgrade_mode
-from compat.server_unit import server_plan
 from config.hub_folders import HubAccess
 from config.layout import Layout
 from config.settings import load
 from tasks import apt_lists_relay, apt_relay, controller_downloads, hub_relay, private_upload
 from tasks.retention import Kept
+from tasks.server.front_plan import upgrade_mode
+from tasks.server.unit import server_plan
 from tasks.venv.plan import VenvPlan
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "operations"

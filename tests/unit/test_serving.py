@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 import remote
-from compat import server_unit
 from config.layout import Layout
 from config.models import parse_models
 from config.settings import SettingsError, load
@@ -19,6 +18,7 @@ from facts.memory import ModelMemory, ModelMemoryData
 from facts.server import parse_loaded
 from tasks import model_control, models, serve_models
 from tasks.environment import env_script
+from tasks.server import unit as server_unit
 from tasks.triton_install import version_dir_name
 from tasks.venv.plan import pip_requirement, wheelhouse_key
 
@@ -444,7 +444,7 @@ def test_systemd_unit_runs_the_same_server_through_the_launcher() -> None:
     assert "\nStandardOutput=journal\nStandardError=journal\nSyslogIdentifier=tritonserver\n" in unit
     assert '\nExecStartPre=/bin/echo "--- start"\nExecStart=' in unit
     assert "append:" not in unit and "ExecStartPost" not in unit  # no log file, no watcher: journald rotates
-    # a reload starts a handover's new server with the same arguments but the metrics port (tasks/server_handover.py)
+    # a reload starts a handover's new server with the same arguments but the metrics port (tasks/server/handover.py)
     reload = next(line for line in unit.splitlines() if line.startswith("ExecReload="))
     assert reload.startswith('ExecReload=/bin/sh -c "[ -n \\"$$TRITON_HANDOVER_METRICS_PORT\\" ]')
     assert reload.endswith(

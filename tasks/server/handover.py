@@ -13,14 +13,15 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand
 
 import remote
-from compat.front import other_slot
-from compat.server_unit import ServerPlan
 from facts.memory import ModelMemory
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerStateData
-from tasks import front, server_wait, switch
 from tasks.command_chain import all_of, with_rollback
 from tasks.model_control import tight
+from tasks.server import front, switch
+from tasks.server import wait as server_wait
+from tasks.server.front_plan import other_slot
+from tasks.server.unit import ServerPlan
 
 
 def refusal(plan: ServerPlan, state: ServerStateData) -> str:
@@ -68,7 +69,7 @@ def _handover(plan: ServerPlan, mode: str, config_hash: str, args: tuple[str, ..
 
 
 def _steered_to_running(plan: ServerPlan, python: str) -> StringCommand:
-    """New connections to the running server alone (remote/actions/reuseport_steer.py)."""
+    """New connections to the running server alone (tasks/server/scripts/reuseport_steer.py)."""
     pid_file = f"{plan.run_dir}/tritonserver.pid"
     return remote.python(python, "reuseport_steer.py", plan.user, pid_file, str(plan.http_port), str(plan.grpc_port))
 

@@ -1,4 +1,4 @@
-# A build upgrade without a restart's gap where systemd runs the server (tasks/server_handover.py).
+# A build upgrade without a restart's gap where systemd runs the server (tasks/server/handover.py).
 # $1 start|finish|abandon, $2 run dir, $3 unit path, $4 the unit's new text (start) or config hash (finish).
 # start: the unit's new text installed beside a copy of the old (daemon-reload: the running server is kept),
 #   the new server started by `systemctl reload` inside the unit (its user, sandbox and journal) on the

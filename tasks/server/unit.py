@@ -8,10 +8,10 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 
-from compat.front import SLOT_ENV, SLOT_PORT_VARS, SLOT_VAR, FrontPlan, front_plan
 from config.layout import Layout
 from config.ports import FRONT_PROGRAM
 from config.settings import Settings
+from tasks.server.front_plan import SLOT_ENV, SLOT_PORT_VARS, SLOT_VAR, FrontPlan, front_plan
 
 
 def server_args(settings: Settings, layout: Layout) -> list[str]:
@@ -38,7 +38,7 @@ def server_args(settings: Settings, layout: Layout) -> list[str]:
         str(settings.triton_metrics_port),
         "--exit-timeout-secs",
         "10",
-        # A second server (a build upgrade's new one: tasks/server_handover.py) may listen on the same ports
+        # A second server (a build upgrade's new one: tasks/server/handover.py) may listen on the same ports
         # beside this one; the kernel hands a new connection to one of them (steered: remote/_reuseport.py).
         "--reuse-http-port",
         "true",
@@ -138,7 +138,7 @@ READY_TIMEOUT_S = 180
 JOURNAL = "journal:tritonserver.service"  # where a systemd host's server log is (wait_ready, status)
 
 
-# Under systemd a build upgrade's new server is started by `systemctl reload` (tasks/server_handover.py):
+# Under systemd a build upgrade's new server is started by `systemctl reload` (tasks/server/handover.py):
 # inside the unit (its user, sandbox, cgroup and journal), beside the running one, on the ports the
 # provisioner leaves in this file for the reload's length (the metrics port; behind the front all three, the
 # other slot's); a reload nobody asked for starts nothing.

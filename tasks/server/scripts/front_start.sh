@@ -1,4 +1,4 @@
-# The front (compat/front.py): $1 run dir (root's), $2 the server's user, $3 the configurations' hash,
+# The front (tasks/server/front_plan.py): $1 run dir (root's), $2 the server's user, $3 the configurations' hash,
 # $4 HAProxy's program, $5 and $6 its configuration with slot a and with slot b serving. Stops the running
 # front (its recorded pid, where that is HAProxy), writes both configurations, and starts HAProxy as the
 # server's user (its privileges dropped for good) on the slot front.slot names (a where none), detached and

@@ -17,7 +17,7 @@ from config.settings import Settings
 SERVICES = ("http", "grpc", "metrics")
 # Under systemd the units of the server and the front start on the slot this file in the run directory names
 # (its variables: the slot, each service's port there): systemd restarting either, or a reboot, finds the two
-# on the same slot. slot_recorded (tasks/front.py) writes it.
+# on the same slot. slot_recorded (tasks/server/front.py) writes it.
 SLOT_ENV = "slot.env"
 SLOT_VAR = "TRITON_SLOT"
 SLOT_PORT_VARS = {service: f"TRITON_{service.upper()}_PORT" for service in SERVICES}
@@ -63,6 +63,8 @@ def front_config(settings: Settings, layout: Layout, slot: str) -> str:
     address = settings.triton_http_address
     public = dict(settings.triton_ports)
     lines = [
+        # the file's first line, as fronts started before this module moved have it: a new text would change the
+        # configuration's hash and restart every running front (its clients' kept connections closed)
         "# Written by triton-provisioner: the front of the Triton server (compat/front.py).",
         "global",
         f"  stats socket {admin_socket(layout)} mode 600 level admin",
@@ -98,7 +100,7 @@ class FrontPlan:
     configs: tuple[tuple[str, str], ...]  # (slot, HAProxy's configuration with that slot serving)
     slot_ports: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]  # (slot, (("http", 8010), ...))
     slot_args: tuple[tuple[str, tuple[str, ...]], ...]  # (slot, tritonserver's arguments there)
-    unit: str = ""  # its systemd unit's text (compat/server_unit.front_unit), used where systemd runs the host
+    unit: str = ""  # its systemd unit's text (tasks/server/unit.front_unit), used where systemd runs the host
 
     def wanted_hash(self, systemd: bool) -> str:
         """The hash the running front must have started from: the configurations, and under systemd its unit."""

@@ -11,16 +11,19 @@ from pyinfra import host
 from pyinfra.api import OperationError, QuoteString, StringCommand, operation
 
 import remote
-from compat.server_unit import ServerPlan, why_start
 from facts.front import FrontState
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState, ServerStateData
 from facts.system import InitSystem
 from run import host_log
-from tasks import front as front_tasks
-from tasks import model_control, server_handover, server_wait, switch
+from tasks import model_control
 from tasks.command_chain import all_of, with_rollback
 from tasks.models import ModelCheck
+from tasks.server import front as front_tasks
+from tasks.server import handover as server_handover
+from tasks.server import switch
+from tasks.server import wait as server_wait
+from tasks.server.unit import ServerPlan, why_start
 
 
 def _port_holders(plan: ServerPlan, ours: set[int]) -> list[str]:

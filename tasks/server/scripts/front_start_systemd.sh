@@ -1,4 +1,4 @@
-# The front as its own unit where systemd runs the host (compat/server_unit.front_unit): $1 run dir (root's),
+# The front as its own unit where systemd runs the host (tasks/server/unit.front_unit): $1 run dir (root's),
 # $2 the server's user, $3 the hash it starts from (configurations and unit), $4 the unit's path, $5 its text,
 # $6 and $7 HAProxy's configuration with slot a and with slot b serving. Writes both configurations and the
 # unit, then (re)starts it: HAProxy as the server's user, in the foreground, on the slot the slot file

@@ -1,4 +1,4 @@
-# A build upgrade without a restart's gap (tasks/server_handover.py). $1 start|finish|abandon, $2 run dir,
+# A build upgrade without a restart's gap (tasks/server/handover.py). $1 start|finish|abandon, $2 run dir,
 # $3 the server's launcher, $4 config hash, $5 the user to run as, $6 the log watcher's script and $7-$11
 # its arguments ("" = no watcher); the rest: tritonserver's arguments.
 # start: the new server, detached as that user, beside the running one (both on the same ports, each with

@@ -1,4 +1,4 @@
-"""Switch the front (HAProxy, compat/front.py) from one Triton server's slot to the other's, then wait until
+"""Switch the front (HAProxy, tasks/server/front_plan.py) from one Triton server's slot to the other's, then wait until
 the old slot holds no request in flight. Every backend's next request goes to the new slot at once; a
 client's kept connection stays with HAProxy. Run as the server's user (HAProxy's runtime socket is
 that user's: root never talks through a path that user can change).

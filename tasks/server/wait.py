@@ -1,13 +1,13 @@
-"""The wait for a server to be ready (remote/actions/wait_ready.py), as a start, a reload, a handover and
-their rollbacks ask for it: one command builder for all of them (tasks/server_process.py,
-tasks/server_handover.py)."""
+"""The wait for a server to be ready (tasks/server/scripts/wait_ready.py), as a start, a reload, a handover and
+their rollbacks ask for it: one command builder for all of them (tasks/server/process.py,
+tasks/server/handover.py)."""
 
 from __future__ import annotations
 
 from pyinfra.api import StringCommand
 
 import remote
-from compat.server_unit import JOURNAL, READY_TIMEOUT_S, ServerPlan
+from tasks.server.unit import JOURNAL, READY_TIMEOUT_S, ServerPlan
 
 
 def server_log(plan: ServerPlan, systemd: bool) -> str:

@@ -1,7 +1,7 @@
-"""The front (triton_upgrade = "front", compat/front.py): HAProxy on the server's ports, started as the
+"""The front (triton_upgrade = "front", tasks/server/front_plan.py): HAProxy on the server's ports, started as the
 server's user beside it and restarted only when its configuration changes (a restart drops the clients'
 kept connections: it says so). The switch from one slot to the other belongs to a build upgrade
-(tasks/server_handover.py); this keeps the front running on the slot it serves."""
+(tasks/server/handover.py); this keeps the front running on the slot it serves."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 
 import remote
-from compat.front import DRAIN_S, SLOT_ENV, FrontPlan
 from config.ports import FRONT_PROGRAM, FRONT_UNIT_PATH
 from facts.front import FrontState
 from facts.system import InitSystem
+from tasks.server.front_plan import DRAIN_S, SLOT_ENV, FrontPlan
 
 
 def started(front: FrontPlan, user: str, systemd: bool) -> StringCommand:
@@ -31,7 +31,7 @@ def started(front: FrontPlan, user: str, systemd: bool) -> StringCommand:
 
 def slot_recorded(front: FrontPlan, slot: str) -> StringCommand:
     """The slot the front serves, kept for its next start (the switch itself is through its socket), and the
-    slot file the systemd units start with (compat/front.SLOT_ENV)."""
+    slot file the systemd units start with (tasks/server/front_plan.SLOT_ENV)."""
     slot_file = QuoteString(f"{front.run_dir}/{SLOT_ENV}")
     return StringCommand(
         "echo", slot, ">", QuoteString(f"{front.run_dir}/front.slot"), "&&",
@@ -40,7 +40,7 @@ def slot_recorded(front: FrontPlan, slot: str) -> StringCommand:
 
 
 def switched(front: FrontPlan, user: str, old: str, new: str) -> StringCommand:
-    """Every request to slot new, the old slot drained (remote/actions/front_switch.py), as the server's user:
+    """Every request to slot new, the old slot drained (tasks/server/scripts/front_switch.py), as the server's user:
     the runtime socket is in that user's folder."""
     command = remote.python("python3", "front_switch.py", front.socket, old, new, str(DRAIN_S))
     return command if user == "root" else StringCommand(*remote.as_user(user), command)
