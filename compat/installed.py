@@ -10,12 +10,12 @@ from compat.assessment import HostFacts
 from compat.distro import package_for
 from compat.drives import drive_item
 from compat.items import Item, blocker, incompatible, missing, ok
-from compat.python_choice import PythonChoice, stub_fix
 from config.layout import Layout
 from config.ports import FRONT_SLOT_OFFSETS
 from config.settings import Settings
 from config.versions import version_key
 from facts.disk import FreeSpaceData
+from tasks.python.choice import PythonChoice, stub_fix
 
 FIX = "run deploy/provision.py"
 

@@ -3,7 +3,7 @@ provisioning acts on). Pure functions; every number comes from compat/tables.py.
 
 The audit prints what `assess()` finds; provisioning acts on its decisions and refuses to start
 while any item is a blocker. Each subject decides in its own module and returns its result:
-compat/build.py (build, artifact, OS, C runtime, host libraries), compat/python_choice.py,
+compat/build.py (build, artifact, OS, C runtime, host libraries), tasks/python/choice.py,
 compat/torch_choice.py, compat/installed.py (disk, install, venv, environment, ports).
 """
 
@@ -35,11 +35,11 @@ from compat.installed import (
     persist_wiped,
 )
 from compat.items import Item
-from compat.python_choice import PythonChoice, choose_python, stub_fix
 from compat.serving import check_model_backends, model_pins, model_serving
 from compat.torch_choice import choose_torch
 from config.layout import Layout
 from config.settings import Settings
+from tasks.python.choice import PythonChoice, choose_python, stub_fix
 from tasks.venv.plan import model_env_targets
 
 __all__ = ["Assessment", "Decisions", "HostFacts", "Item", "assess", "package_for"]

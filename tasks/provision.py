@@ -30,13 +30,13 @@ from tasks import (
     image_relay,
     models,
     network,
-    python_standalone,
     retention,
     serve_models,
     triton_install,
     upload,
 )
 from tasks.network import NetworkArgs
+from tasks.python import standalone as python_standalone
 from tasks.retention import name_in
 from tasks.serve_models import serve
 from tasks.venv import lock_digests, model_envs, wheelhouse

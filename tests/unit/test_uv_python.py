@@ -1,4 +1,4 @@
-"""remote/actions/uv_python.sh run for real on temporary trees, with a stand-in `uv` binary in the tools folder
+"""tasks/python/scripts/uv_python.sh run for real on temporary trees, with a stand-in `uv` binary in the tools folder
 (what the wheel unpacks to) that lays out what `uv python install` does: the checks after uv, the marker,
 the modes, and uv's own failure."""
 
