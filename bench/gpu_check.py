@@ -15,7 +15,7 @@ controller's own packages travel as wheels made here:
 
 Steps, each ok, skipped (with why) or FAILED:
   nvidia  the Nvidia fact's own command (remote/facts/nvidia.sh) run here, read by its process()
-  rules   the torch variant compat/torch_choice.py chooses for that driver and those GPUs, for the
+  rules   the torch variant tasks/venv/torch_choice.py chooses for that driver and those GPUs, for the
           product's torch minor and for this machine's own torch minor
   torch   this machine's torch: its variant is the one the rules choose for its minor, it sees the GPUs
           (torch.cuda.is_available()), get_arch_list() covers each GPU's sm_XY, and compat/tables.py's
@@ -52,12 +52,12 @@ from pyinfra.api import StringCommand
 
 from bench.gpu_torch import torch_findings, torch_minor, torch_report
 from compat import tables
-from compat.torch_choice import choose_torch_variant, driver_cuda
 from config.layout import Layout
 from config.models import parse_models
 from config.settings import Settings, load
 from facts.memory import ModelMemory
 from facts.nvidia import Nvidia
+from tasks.venv.torch_choice import choose_torch_variant, driver_cuda
 
 ROOT = Path(__file__).resolve().parents[1]
 PIPELINE = ROOT / "templates" / "models" / "hf" / "hf_pipeline.py"

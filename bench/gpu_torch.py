@@ -1,13 +1,13 @@
 """What a torch says of itself, and what is wrong between that and the torch variant the rules choose
-(compat/torch_choice.py) for the same driver and GPUs: the core of bench/gpu_check.py, kept pure."""
+(tasks/venv/torch_choice.py) for the same driver and GPUs: the core of bench/gpu_check.py, kept pure."""
 
 from __future__ import annotations
 
 from typing import TypedDict
 
 from compat import tables
-from compat.torch_choice import covers
 from facts.nvidia import NvidiaData
+from tasks.venv.torch_choice import covers
 
 
 class TorchReport(TypedDict):

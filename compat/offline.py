@@ -11,7 +11,6 @@ from pyinfra.facts.deb import DebPackages
 from pyinfra.facts.files import Sha256File
 
 from compat.assessment import Decisions
-from compat.build import cache_proof
 from compat.tables import UV_VERSION, UV_WHEELS
 from config.layout import Layout
 from config.secrets import mask
@@ -19,6 +18,7 @@ from config.settings import Settings
 from facts.apt import AptDownloads
 from facts.files import TreeEntries
 from facts.hub import HubSnapshot
+from tasks.triton.build import cache_proof
 from tasks.venv.plan import VenvPlan
 from tasks.venv.state import wheels_at_hand
 

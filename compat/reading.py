@@ -12,7 +12,6 @@ from pyinfra.api.host import Host
 from pyinfra.facts.files import Directory, File
 from pyinfra.facts.hardware import Cpus
 
-from compat.image_config import image_config
 from compat.rules import Assessment, HostFacts, assess
 from compat.tables import SYSTEM_CA_BUNDLE
 from config.layout import Layout
@@ -29,6 +28,7 @@ from facts.triton import TritonInstall
 from facts.venv import VenvPackages
 from run import batch, timings
 from tasks.server.front_plan import upgrade_mode
+from tasks.triton.image_config import image_config
 from tasks.venv.plan import model_env_targets
 
 

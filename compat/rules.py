@@ -3,24 +3,14 @@ provisioning acts on). Pure functions; every number comes from compat/tables.py.
 
 The audit prints what `assess()` finds; provisioning acts on its decisions and refuses to start
 while any item is a blocker. Each subject decides in its own module and returns its result:
-compat/build.py (build, artifact, OS, C runtime, host libraries), tasks/python/choice.py,
-compat/torch_choice.py, compat/installed.py (disk, install, venv, environment, ports).
+tasks/triton/build.py (build, artifact, OS, C runtime, host libraries), tasks/python/choice.py,
+tasks/venv/torch_choice.py, compat/installed.py (disk, install, venv, environment, ports).
 """
 
 from __future__ import annotations
 
 from compat import tables
 from compat.assessment import Assessment, Decisions, HostFacts
-from compat.build import (
-    check_c_runtime,
-    check_host_libraries,
-    check_image,
-    check_platform,
-    choose_artifact,
-    front_packages,
-    stub_pythons,
-    wanted_build,
-)
 from compat.distro import package_for
 from compat.installed import (
     check_disk,
@@ -36,11 +26,21 @@ from compat.installed import (
 )
 from compat.items import Item
 from compat.serving import check_model_backends, model_pins, model_serving
-from compat.torch_choice import choose_torch
 from config.layout import Layout
 from config.settings import Settings
 from tasks.python.choice import PythonChoice, choose_python, stub_fix
+from tasks.triton.build import (
+    check_c_runtime,
+    check_host_libraries,
+    check_image,
+    check_platform,
+    choose_artifact,
+    front_packages,
+    stub_pythons,
+    wanted_build,
+)
 from tasks.venv.plan import model_env_targets
+from tasks.venv.torch_choice import choose_torch
 
 __all__ = ["Assessment", "Decisions", "HostFacts", "Item", "assess", "package_for"]
 

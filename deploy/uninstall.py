@@ -15,13 +15,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pyinfra import host, state
 from pyinfra.facts.deb import DebPackages
 
-from compat.build import runtime_packages
 from compat.reading import read_host
 from config.secrets import mask_output
 from run import batch
 from tasks import uninstall
 from tasks.server import process as server_process
 from tasks.server.unit import server_plan
+from tasks.triton.build import runtime_packages
 
 mask_output()  # URL passwords are masked in every line pyinfra prints
 batch.one_round_trip()  # each host read in one round trip, from the last run's list (run/batch.py)

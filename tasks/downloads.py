@@ -59,7 +59,7 @@ def image_pulled(
     needed: bool = True,
 ):
     """The container image pinned to digest (sha256:...) has every blob in cache (an OCI layout's blobs),
-    each checked against its digest as it came (remote/actions/oci_pull.py; blobs already there are not
+    each checked against its digest as it came (tasks/triton/scripts/oci_pull.py; blobs already there are not
     fetched again, and the unpack checks each once more as it reads it). An API key goes to the host in a
     root-only file that the pull removes once read, never on a command line. needed=False: the install it
     unpacks to is complete."""

@@ -15,7 +15,6 @@ from pyinfra.operations import files
 
 from compat import offline, preflight, report
 from compat.assessment import Decisions
-from compat.build import cache_proof, image_parts, image_registry_url
 from compat.reading import HostReading, read_host_timed
 from compat.tables import UV_VERSION, UV_WHEELS
 from config.layout import Layout
@@ -27,18 +26,19 @@ from tasks import (
     controller_downloads,
     downloads,
     environment,
-    image_relay,
     models,
     network,
     retention,
     serve_models,
-    triton_install,
     upload,
 )
 from tasks.network import NetworkArgs
 from tasks.python import standalone as python_standalone
 from tasks.retention import name_in
 from tasks.serve_models import serve
+from tasks.triton import image_relay
+from tasks.triton import install as triton_install
+from tasks.triton.build import cache_proof, image_parts, image_registry_url
 from tasks.venv import lock_digests, model_envs, wheelhouse
 from tasks.venv import operations as venv
 from tasks.venv.plan import VenvPlan, apt_digest_store
@@ -186,7 +186,7 @@ def triton_server(
     relay: str = "",
 ) -> None:
     """Triton from a checksummed artifact, cached on the persistent path, unpacked beside the one in use."""
-    artifact = decisions.chosen_artifact  # decided once, by the rules (compat/build.py)
+    artifact = decisions.chosen_artifact  # decided once, by the rules (tasks/triton/build.py)
     _, repository, _ = image_parts(settings.triton_image)
     if settings.triton_source == "image" and relay:  # one pull for many hosts: the controller's
         image_relay.image_sent(

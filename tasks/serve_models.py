@@ -22,7 +22,7 @@ from tasks.server import handover as server_handover
 from tasks.server import process as server_process
 from tasks.server import unit as server_unit
 from tasks.server.unit import server_plan, why_start
-from tasks.triton_install import installed_dir
+from tasks.triton.install import installed_dir
 from tasks.venv import plan as venv_plan
 
 

@@ -4,7 +4,8 @@ Rules (RULES: the planner, compat/, may import these; they import no operation):
 - `plan.py`: the venv plan from the settings and the rules' decisions (its folder, pins, lock, index,
   wheelhouse, snapshot), and each model's own environment;
 - `state.py`: what the venv and wheelhouse facts say of that plan (fresh, restorable, wheels at hand);
-- `lock_digests.py`: the lock's sha256 digests, checked against the index (PEP 691 JSON or PEP 503 HTML).
+- `lock_digests.py`: the lock's sha256 digests, checked against the index (PEP 691 JSON or PEP 503 HTML);
+- `torch_choice.py`: which torch wheel: the CUDA variant the host's driver runs (cpu without a GPU).
 
 Operations (pyinfra operations and the commands they send):
 - `operations.py`: the venv created, its snapshot restored and saved, its packages installed;
@@ -17,4 +18,4 @@ What the venv's facts read is pyinfra's room: facts/venv.py (VenvPackages), its 
 remote/probes/venv_packages.sh.
 """
 
-RULES = ("plan", "state", "lock_digests")
+RULES = ("plan", "state", "lock_digests", "torch_choice")

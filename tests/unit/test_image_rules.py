@@ -12,10 +12,10 @@ import pytest
 
 import remote
 from compat import tables
-from compat.build import wanted_build
-from compat.image_config import image_config
 from compat.rules import assess
 from config.settings import load
+from tasks.triton.build import wanted_build
+from tasks.triton.image_config import image_config
 from testbed.registry import Registry, ngc_config
 from tests.unit import test_batch
 from tests.unit.test_oci import BASE, IMAGE, TOP

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 import remote
-from compat.build import cache_proof, choose_artifact
 from config.layout import Layout
 from config.settings import SettingsError, load
-from tasks.triton_install import version_dir_name
+from tasks.triton.build import cache_proof, choose_artifact
+from tasks.triton.install import version_dir_name
 from testbed.registry import Registry, digest_of
 from tests.unit.test_triton_model import ONNX_CONFIG
 from tests.unit.test_triton_model import folder as triton_folder

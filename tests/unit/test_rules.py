@@ -556,7 +556,7 @@ def test_blackwell_on_a_cuda_128_driver_is_sent_to_the_last_torch_with_a_cu128_w
     ],
 )
 def test_a_wheel_covers_a_gpu_by_binary_compatibility_within_a_major(archs, capability, runs) -> None:
-    from compat.torch_choice import covers
+    from tasks.venv.torch_choice import covers
 
     assert covers(archs, capability) == runs
 

@@ -19,7 +19,7 @@ from facts.server import parse_loaded
 from tasks import model_control, models, serve_models
 from tasks.environment import env_script
 from tasks.server import unit as server_unit
-from tasks.triton_install import version_dir_name
+from tasks.triton.install import version_dir_name
 from tasks.venv.plan import pip_requirement, wheelhouse_key
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

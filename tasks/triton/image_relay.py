@@ -1,6 +1,6 @@
 """A container image for many hosts, pulled from the registry once (downloads_via_controller, as the Triton
 artifact, the wheels and hub models: tasks/controller_downloads.py). The controller pulls it with the host's
-own script (remote/actions/oci_pull.py, in process, into its cache: every blob checked against its digest,
+own script (tasks/triton/scripts/oci_pull.py, in process, into its cache: every blob checked against its digest,
 the API key never leaving the controller), then sends each blob the host's cache lacks beside its place;
 the host takes each only where its own sha256 check agrees (remote/actions/staged_install.py), and the unpack
 checks every layer again as it reads it."""

@@ -13,10 +13,10 @@ from pathlib import Path
 from pyinfra.api.host import Host
 
 import remote
-from compat.build import image_parts, image_registry_url
 from config.settings import Settings
 from facts.image import ImageConfig, ImageConfigData
 from run import controller_cache
+from tasks.triton.build import image_parts, image_registry_url
 
 _oci = remote.load("oci_pull.py")
 # How long the controller waits on the registry for the plan (the pull itself waits 60 s)
@@ -24,7 +24,7 @@ FETCH_TIMEOUT_S = 10.0
 
 
 def controller_images(settings: Settings) -> Path | None:
-    """The controller's cache of image blobs: the one its relay pulls into (tasks/image_relay.py); None where
+    """The controller's cache of image blobs: the one its relay pulls into (tasks/triton/image_relay.py); None where
     controller_cache_dir is "" (no cache kept)."""
     folder = settings.on_controller(settings.controller_cache_dir)
     return folder / "images" if folder else None

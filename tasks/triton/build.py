@@ -10,12 +10,12 @@ from compat.assessment import Artifact, HostFacts
 from compat.distro import distro_key, package_for, unknown_package_fix
 from compat.items import Item, blocker, missing, ok
 from compat.serving import model_backends
-from compat.torch_choice import driver_cuda
 from config.layout import Layout
 from config.ports import FRONT_PACKAGE
 from config.settings import Settings
 from config.versions import version_key
 from facts.image import ImageConfigData
+from tasks.venv.torch_choice import driver_cuda
 
 
 def wanted_build(
