@@ -7,7 +7,6 @@ from dataclasses import replace
 
 from compat import disk_needs, tables
 from compat.assessment import HostFacts
-from compat.distro import package_for
 from compat.drives import drive_item
 from compat.items import Item, blocker, incompatible, missing, ok
 from config.layout import Layout
@@ -15,6 +14,7 @@ from config.ports import FRONT_SLOT_OFFSETS
 from config.settings import Settings
 from config.versions import version_key
 from facts.disk import FreeSpaceData
+from tasks.apt.distro import package_for
 from tasks.python.choice import PythonChoice, stub_fix
 
 FIX = "run deploy/provision.py"

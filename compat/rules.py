@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from compat import tables
 from compat.assessment import Assessment, Decisions, HostFacts
-from compat.distro import package_for
 from compat.installed import (
     check_disk,
     check_environment,
@@ -28,6 +27,7 @@ from compat.items import Item
 from compat.serving import check_model_backends, model_pins, model_serving
 from config.layout import Layout
 from config.settings import Settings
+from tasks.apt.distro import package_for
 from tasks.python.choice import PythonChoice, choose_python, stub_fix
 from tasks.triton.build import (
     check_c_runtime,

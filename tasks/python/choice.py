@@ -7,12 +7,12 @@ from dataclasses import dataclass, field, replace
 
 from compat import tables
 from compat.assessment import HostFacts
-from compat.distro import distro_key, package_for, release_known
 from compat.items import Item, blocker, missing, ok
 from config.layout import Layout
 from config.settings import Settings
 from config.versions import version_key
 from facts.python import PythonInterpreter
+from tasks.apt.distro import distro_key, package_for, release_known
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ import re
 
 from compat import tables
 from compat.assessment import Artifact, HostFacts
-from compat.distro import distro_key, package_for, unknown_package_fix
 from compat.items import Item, blocker, missing, ok
 from compat.serving import model_backends
 from config.layout import Layout
@@ -15,6 +14,7 @@ from config.ports import FRONT_PACKAGE
 from config.settings import Settings
 from config.versions import version_key
 from facts.image import ImageConfigData
+from tasks.apt.distro import distro_key, package_for, unknown_package_fix
 from tasks.venv.torch_choice import driver_cuda
 
 

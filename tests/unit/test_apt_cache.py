@@ -1,4 +1,4 @@
-"""apt's cache on the persistent path (remote/actions/apt_cache.py), on this machine's file system: recorded
+"""apt's cache on the persistent path (tasks/apt/scripts/apt_cache.py), on this machine's file system: recorded
 after apt ran, checked before it runs; what changed or was planted since is named and removed."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import remote
-from tasks import apt_packages
+from tasks.apt import packages as apt_packages
 
 apt_cache = remote.load("apt_cache.py")
 

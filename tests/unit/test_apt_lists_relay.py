@@ -1,4 +1,4 @@
-"""tasks/apt_lists_relay.py's reading of `apt-get -q --print-uris update` and of an InRelease, from real output:
+"""tasks/apt/lists_relay.py's reading of `apt-get -q --print-uris update` and of an InRelease, from real output:
 tests/fixtures/apt/print-uris-update-bookworm.txt (a fresh Debian 12 test host with the provisioner's apt options,
 2026-12-05) and InRelease-bookworm-trimmed (deb.debian.org's bookworm InRelease of that day, as the host's apt
 fetched it, its MD5Sum lines and most SHA256 lines left out, the signature kept). What the controller sends is
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks import apt_lists_relay
-from tasks.apt_lists_relay import IndexFile
+from tasks.apt import lists_relay as apt_lists_relay
+from tasks.apt.lists_relay import IndexFile
 
 pytestmark = pytest.mark.unit
 

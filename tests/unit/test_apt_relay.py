@@ -1,4 +1,4 @@
-"""tasks/apt_relay.py's reading of `apt-get --print-uris` (tests/fixtures/apt/print-uris-bookworm.txt: a fresh
+"""tasks/apt/relay.py's reading of `apt-get --print-uris` (tests/fixtures/apt/print-uris-bookworm.txt: a fresh
 Debian 12 test host asked for libpython3.11 and libb64-0d with Acquire::ForceHash=SHA256, 2026-12-04): what the
 controller fetches and sends is only what the line says plainly; anything else is left to apt."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks import apt_relay
+from tasks.apt import relay as apt_relay
 
 pytestmark = pytest.mark.unit
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from config import state_seal
-from tasks import apt_packages
+from tasks.apt import packages as apt_packages
 
 pytestmark = pytest.mark.unit
 

@@ -20,13 +20,15 @@ from pyinfra.facts.server import Date
 import remote
 from config import state_seal
 from run import host_log
-from tasks import apt_lists_relay, apt_relay, private_upload
+from tasks import private_upload
+from tasks.apt import lists_relay as apt_lists_relay
+from tasks.apt import relay as apt_relay
 
 # apt-get update only when the lists are older than this; fresh lists are reused.
 APT_LISTS_MAX_AGE = timedelta(hours=6)
 # Seconds apt waits for the dpkg lock before it gives up (apt >= 1.9.11: Debian 11, Ubuntu 20.04).
 APT_LOCK_TIMEOUT_S = 600
-# apt_cache.py dpkg's exit status where apt must install (remote/actions/apt_cache.py NOT_HERE)
+# apt_cache.py dpkg's exit status where apt must install (tasks/apt/scripts/apt_cache.py NOT_HERE)
 APT_CACHE_NOT_HERE = 3
 
 
@@ -119,12 +121,12 @@ def installed(
 ):
     """Install the packages that are absent; refresh the lists first only when they are stale. With fresh
     lists (or offline), a host whose package set is the one the cache's record was made on (a reset host)
-    gets the recorded .debs from dpkg alone, without apt reading a list (remote/actions/apt_cache.py dpkg).
+    gets the recorded .debs from dpkg alone, without apt reading a list (tasks/apt/scripts/apt_cache.py dpkg).
     offline: no update, and only .debs already in the cache (apt-get --no-download). state_dir: root's
     local record of the check; manifest_sha256: the cache manifest's digest the controller kept (read
     from digest_store by the deploy), where the new one is kept after apt ran ("" = not kept: the cached
     files are then fetched again each time). relay: the controller's cache folder where the host's downloads
-    go through it (tasks/apt_lists_relay.py: the lists an update fetches; tasks/apt_relay.py: the .debs,
+    go through it (tasks/apt/lists_relay.py: the lists an update fetches; tasks/apt/relay.py: the .debs,
     once the lists are fresh), else ""; relay_origins: the origins it fetches from (apt_relay_origins)."""
     if not packages:
         host.noop("no apt packages needed")

@@ -1,5 +1,5 @@
 """apt's package lists for many hosts, fetched from the Debian mirror once (downloads_via_controller, as the
-.debs: tasks/apt_relay.py). Before a host's `apt-get update`, it names the index files it would fetch
+.debs: tasks/apt/relay.py). Before a host's `apt-get update`, it names the index files it would fetch
 (`apt-get --print-uris update`); the controller fetches each suite's InRelease once a run, and each index
 file that InRelease names once for every host (by its sha256, into its cache), and sends it to the host's
 lists/partial/ under the name apt downloads it to. apt takes a file it finds there as a download it can
@@ -19,11 +19,11 @@ from pyinfra.api import FunctionCommand, QuoteString, StringCommand
 from remote._http import OPENER, request
 from run import controller_cache
 from run.controller_cache import shown
-from tasks.apt_relay import fetchable, staged_from_cache
+from tasks.apt.relay import fetchable, staged_from_cache
 
 # `'URL' NAME SIZE` (and maybe a hash): one line per file `apt-get --print-uris update` would fetch
 _URI_LINE = re.compile(r"^'(?P<url>https?://[^'\s]+)' (?P<name>[A-Za-z0-9][A-Za-z0-9._~%+-]*) \d+(?: \S+)?$")
-# the compressions apt tries for an index, in its order with ours (gz, tasks/apt_packages.py) first
+# the compressions apt tries for an index, in its order with ours (gz, tasks/apt/packages.py) first
 # (`apt-config dump`, apt 2.6: Acquire::CompressionTypes: xz bz2 lzma gz lz4 zst)
 COMPRESSIONS = ("gz", "xz", "bz2", "lzma", "lz4", "zst")
 # an InRelease read by the controller: no larger than this (Debian's: ~150 kB)
