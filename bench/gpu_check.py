@@ -20,7 +20,7 @@ Steps, each ok, skipped (with why) or FAILED:
   torch   this machine's torch: its variant is the one the rules choose for its minor, it sees the GPUs
           (torch.cuda.is_available()), get_arch_list() covers each GPU's sm_XY, and compat/tables.py's
           TORCH_CUDA_ARCHS for that wheel lists what the wheel itself reports
-  config  config.pbtxt rendered by tasks/models.py for this machine's GPUs (KIND_GPU, its gpus) or CPU
+  config  config.pbtxt rendered by tasks/models/repository.py for this machine's GPUs (KIND_GPU, its gpus) or CPU
   memory  the ModelMemory fact's command with a model held on the GPU by a child process named as
           Triton's stub (so the fact's own pid-to-model join is exercised): the GPU's free memory and the
           model's, read from the real nvidia-smi
@@ -180,7 +180,7 @@ def _config(run: _Run) -> tuple[str, str]:
     gpu_ids = [g["index"] for g in (run.state["nvidia"] or {}).get("gpus", [])]
     specs, problems = parse_models([{"name": "classifier", "source": "hub:org/model@main"}])
     assert not problems, problems
-    from tasks.models import render_config
+    from tasks.models.repository import render_config
 
     text = render_config(specs[0], Layout(run.settings), gpu_ids)
     (run.args.out / "config.pbtxt").write_text(text)

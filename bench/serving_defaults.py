@@ -1,7 +1,7 @@
 """Serving defaults from the host: the same DistilBERT-base-sized classifier served on a test host
 with different copies (instance_count), torch threads per copy (intra_op_threads) and batch sizes,
 at concurrency 8 and 32, against the in-process loop (batch 8 and 16); "host defaults" is a model
-entry that sets none of them (compat/serving.py decides). Prints a median table; raw figures go to
+entry that sets none of them (tasks/models/serving.py decides). Prints a median table; raw figures go to
 bench/results/serving_defaults.json.
 
     .venv/bin/python -m bench.serving_defaults [--runs 3] [--seconds 10]

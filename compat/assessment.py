@@ -7,7 +7,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from compat.items import Item
-from compat.serving import Serving
 from facts.disk import FreeSpaceData
 from facts.files import UnsafePart
 from facts.image import ImageConfigData
@@ -17,6 +16,7 @@ from facts.python import PythonInterpreter
 from facts.system import AccountData, CRuntimeData, InitSystemData, OsReleaseData
 from facts.triton import TritonInstallData
 from facts.venv import VenvData
+from tasks.models.serving import Serving
 
 
 @dataclass
@@ -96,7 +96,7 @@ class Decisions:
     model_envs: dict[str, dict[str, str]] = field(default_factory=dict)
     # what to fix first that does not stop the run (a notebook's persist_dir a reset wipes), for the plan
     first_fixes: tuple[str, ...] = ()
-    # model name -> its copies, threads and batch sizes on this host (compat/serving.py)
+    # model name -> its copies, threads and batch sizes on this host (tasks/models/serving.py)
     model_serving: dict[str, Serving] = field(default_factory=dict)
 
     @property

@@ -24,10 +24,10 @@ from compat.installed import (
     persist_wiped,
 )
 from compat.items import Item
-from compat.serving import check_model_backends, model_pins, model_serving
 from config.layout import Layout
 from config.settings import Settings
 from tasks.apt.distro import package_for
+from tasks.models.serving import check_model_backends, model_pins, model_serving
 from tasks.python.choice import PythonChoice, choose_python, stub_fix
 from tasks.triton.build import (
     check_c_runtime,

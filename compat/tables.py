@@ -318,7 +318,7 @@ PIP_DOWNLOADER_VERSION = "26.0"
 PIP_DOWNLOADER_SHA256 = "98436feffb9e31bc9339cf369fd55d3331b1580b6a6f1173bacacddcf9c34754"
 PIP_DOWNLOADER_PYTHON = (3, 9)
 
-# Serving defaults where a model's entry does not set them (compat/serving.py), measured on the test
+# Serving defaults where a model's entry does not set them (tasks/models/serving.py), measured on the test
 # host's 2 CPUs with a DistilBERT-base-sized classifier (BENCHMARKS.md, section 8; bench/serving_defaults.py,
 # 2026-12-01): one copy with torch's threads = the CPUs, batches up to 16, served 107 texts/s at
 # concurrency 32 (117% of the in-process loop at batch 8; batch 8: 83, 91%) and the same as batch 8

@@ -1,6 +1,6 @@
 """Triton model folders held by a hub repository (`triton:hub:<repo id>@<revision>`), fetched to the
 controller before anything on a host changes: then checked and served like a folder the user has
-(`triton:<dir>`). The fetch is the hosts' own (remote/actions/hub_fetch.py: each file checked against the hub's
+(`triton:<dir>`). The fetch is the hosts' own (tasks/models/scripts/hub_fetch.py: each file checked against the hub's
 digest before it enters the cache), run here; a folder fetched once is read from the cache, offline."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def folder(access: HubAccess, repo: str, revision: str, model: str) -> tuple[Pat
 
 def lean_files(access: HubAccess, repo: str, revision: str) -> tuple[dict[str, Path], str]:
     """({digest: the controller's file} of repo@revision's lean files, as a host's fetch takes them, "") or
-    ({}, what went wrong): fetched into the cache once, as for a folder (tasks/hub_relay.py sends them on)."""
+    ({}, what went wrong): fetched into the cache once, as for a folder (tasks/models/hub_relay.py sends them on)."""
     have = _lean_cached(access, repo, revision)
     if have is None:
         said = _fetched(access, repo, revision, "")

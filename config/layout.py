@@ -34,7 +34,7 @@ class Layout:
     @property
     def server_launcher(self) -> str:
         """Runs tritonserver with the launcher's environment, its repository API (load, unload) restricted
-        to requests that carry the model-control key (tasks/model_control.py)."""
+        to requests that carry the model-control key (tasks/models/control.py)."""
         return f"{self.home}/bin/triton-server"
 
     @property

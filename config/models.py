@@ -22,18 +22,18 @@ TRITON_KEYS = {"name", "source", "environment"}
 @dataclass(frozen=True)
 class ModelSpec:
     """One served model. What it leaves unset of copies, threads and batch sizes comes from the host
-    (compat/serving.py)."""
+    (tasks/models/serving.py)."""
 
     name: str
     # "hub:<repo id>@<revision>", "path:<directory on the controller>", "triton:<model folder>" or
     # "triton:hub:<repo id>@<revision>" (a hub repository holding a Triton model folder)
     source: str
     task: str = "text-classification"
-    max_batch_size: int | None = None  # None: from the host (compat/serving.py); 0: no batching
+    max_batch_size: int | None = None  # None: from the host (tasks/models/serving.py); 0: no batching
     dynamic_batching: bool = True
     preferred_batch_sizes: tuple[int, ...] = ()  # (): half the max and the max
     max_queue_delay_us: int = 2000
-    instance_count: int = 0  # 0: from the host (compat/serving.py); else that many copies
+    instance_count: int = 0  # 0: from the host (tasks/models/serving.py); else that many copies
     intra_op_threads: int = 0  # torch's threads per copy; 0: from the host
     instance_kind: str = "auto"  # auto: KIND_GPU where the host has a GPU, else KIND_CPU
     normalize: bool = False  # feature-extraction: L2-normalise the pooled embedding

@@ -37,7 +37,9 @@ PLATFORM_BACKENDS = {
     "tensorflow_graphdef": "tensorflow",
 }
 ENV_PARAMETER = "EXECUTION_ENV_PATH"  # the python backend's: the environment a model's stubs run in
-KEEP_FILE = ".triton-provisioner-keep"  # carries an empty version folder into the repository (tasks/models.py)
+KEEP_FILE = (
+    ".triton-provisioner-keep"  # carries an empty version folder into the repository (tasks/models/repository.py)
+)
 MAX_BYTES = 2 << 30  # carried in the model repository as they are: larger models belong on the host's disk
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
 

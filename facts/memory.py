@@ -1,5 +1,5 @@
 """What a second copy of each loaded model needs, and the memory free for it: a model is reloaded beside
-its running copy (tasks/model_control.py) only where both fit."""
+its running copy (tasks/models/control.py) only where both fit."""
 
 from __future__ import annotations
 

@@ -258,7 +258,7 @@ provision_records_dir = "provision-records"
 # uploaded there), task ("text-classification", "feature-extraction", "text-generation"),
 # and optional dynamic_batching (True), max_queue_delay_us (2000), instance_kind ("auto": GPU if
 # present), normalize (False, feature-extraction), max_length (128), max_new_tokens (16), and the
-# serving values that otherwise come from the host (compat/serving.py; the plan shows them):
+# serving values that otherwise come from the host (tasks/models/serving.py; the plan shows them):
 # instance_count (CPU and GPU: 1), intra_op_threads (torch's threads per copy: the CPUs / copies),
 # max_batch_size (CPU: 16, GPU: 8; 0 = no batching) with preferred_batch_sizes (half and all of it).
 # Example:

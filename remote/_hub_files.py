@@ -1,5 +1,5 @@
 """Which files of a hub repository a fetch takes and the digest each must have: rules only, no I/O
-(inlined into remote/actions/hub_fetch.py). Nothing the hub sends is trusted as a path or a digest."""
+(inlined into tasks/models/scripts/hub_fetch.py). Nothing the hub sends is trusted as a path or a digest."""
 
 import re
 

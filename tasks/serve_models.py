@@ -1,6 +1,6 @@
 """Serving, shared by deploy/provision.py and deploy/serve.py: model sources, the repository, and the
 server (re)started only when what the process runs changed; a change of models or venv is loaded
-into the running server instead (tasks/model_control.py); then proven by inference."""
+into the running server instead (tasks/models/control.py); then proven by inference."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
 from run import run_summary
-from tasks import hub_relay, model_control, models, network, server_user
+from tasks import network, server_user
+from tasks.models import control as model_control
+from tasks.models import hub_relay
+from tasks.models.repository import repository as models
 from tasks.server import front, switch
 from tasks.server import handover as server_handover
 from tasks.server import process as server_process
@@ -54,7 +57,7 @@ def model_digests(
     settings: Settings, layout: Layout, decisions: Decisions, repo_files: dict[str, bytes]
 ) -> dict[str, str]:
     """Each model's digest: its repository files and the venv (or environment of its own) its stubs run on
-    (tasks/model_control.py)."""
+    (tasks/models/control.py)."""
     envs = venv_plan.model_env_targets(settings, layout, decisions)
     return model_control.digests(repo_files, venv_plan.target(settings, layout, decisions), envs)
 

@@ -17,7 +17,7 @@ from facts.memory import ModelMemory
 from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerStateData
 from tasks.command_chain import all_of, with_rollback
-from tasks.model_control import tight
+from tasks.models.control import tight
 from tasks.server import front, switch
 from tasks.server import wait as server_wait
 from tasks.server.front_plan import other_slot

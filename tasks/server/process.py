@@ -16,9 +16,9 @@ from facts.ports import ListeningPorts
 from facts.server import UNIT_PATH, ServerState, ServerStateData
 from facts.system import InitSystem
 from run import host_log
-from tasks import model_control
 from tasks.command_chain import all_of, with_rollback
-from tasks.models import ModelCheck
+from tasks.models import control as model_control
+from tasks.models.repository import ModelCheck
 from tasks.server import front as front_tasks
 from tasks.server import handover as server_handover
 from tasks.server import switch

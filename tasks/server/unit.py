@@ -48,7 +48,7 @@ def server_args(settings: Settings, layout: Layout) -> list[str]:
         # stub once more just to ask it for a config (a second `import torch`: +3 s per start here).
         "--disable-auto-complete-config",
         # Models are loaded and unloaded through the repository API (every one at a start): a change
-        # of models or venv reloads only what changed, the server goes on answering (tasks/model_control.py).
+        # of models or venv reloads only what changed, the server goes on answering (tasks/models/control.py).
         # Its load and unload ask for a key: the server's launcher adds that restriction (MODEL_CONTROL_HEADER).
         "--model-control-mode",
         "explicit",

@@ -8,13 +8,13 @@ import re
 from compat import tables
 from compat.assessment import Artifact, HostFacts
 from compat.items import Item, blocker, missing, ok
-from compat.serving import model_backends
 from config.layout import Layout
 from config.ports import FRONT_PACKAGE
 from config.settings import Settings
 from config.versions import version_key
 from facts.image import ImageConfigData
 from tasks.apt.distro import distro_key, package_for, unknown_package_fix
+from tasks.models.serving import model_backends
 from tasks.venv.torch_choice import driver_cuda
 
 

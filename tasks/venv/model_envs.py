@@ -1,7 +1,7 @@
 """Models' own Python environments (a Triton model folder whose pins clash with the venv's): each built as
 the venv is (tasks/venv/operations.py, tasks/venv/wheelhouse.py: its own locked, hashed wheels in a wheelhouse on the
 persistent path, a snapshot there for a reset), beside the venv; its model's config.pbtxt names it
-(EXECUTION_ENV_PATH, tasks/models.py), so a change to it reloads that model alone."""
+(EXECUTION_ENV_PATH, tasks/models/repository.py), so a change to it reloads that model alone."""
 
 from __future__ import annotations
 

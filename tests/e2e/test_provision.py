@@ -212,7 +212,7 @@ def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
     """Three hosts in one run, one refused by the rules (a GPU variant asked on a host without a GPU):
     the other two are provisioned at once and serving, the run fails, and the summary names every host.
     Their hub model crossed from the hub once: the controller fetched each file and sent it to both
-    (tasks/hub_relay.py), each host checked it against the hub's list it read itself; so did their apt
+    (tasks/models/hub_relay.py), each host checked it against the hub's list it read itself; so did their apt
     packages (tasks/apt/relay.py: their apt caches emptied first), each checked against the host's lists, and
     the lists themselves (tasks/apt/lists_relay.py), each checked by the host's apt against its InRelease."""
     tiny_models.make("classifier", tmp_path / "clf", seed=3)

@@ -1,4 +1,4 @@
-"""Which files of a hub repository a model's task loads (remote/actions/hub_fetch.py's lean_files), on the
+"""Which files of a hub repository a model's task loads (tasks/models/scripts/hub_fetch.py's lean_files), on the
 file lists of repositories as the hub lists them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""remote/actions/hub_fetch.py against a hub (or a mirror standing in for it) that lies: run for real, over HTTP on
+"""The hub fetch (tasks/models/scripts/hub_fetch.py) against a hub, or a mirror standing in, that lies: run over HTTP on
 loopback, into a temporary cache. Whatever it sends, nothing lands outside the cache, nothing unverified
 enters it, and the token never goes to another host."""
 
@@ -275,7 +275,7 @@ def test_a_revision_that_climbs_is_refused(tmp_path, liar, monkeypatch) -> None:
 def test_the_controllers_copy_is_taken_only_where_this_hosts_list_of_the_hub_agrees(
     tmp_path, liar, monkeypatch, copy
 ) -> None:
-    """HUB_RELAY_DIR (tasks/hub_relay.py): a file the controller fetched once for the fleet, named by its digest,
+    """HUB_RELAY_DIR (tasks/models/hub_relay.py): a file the controller fetched once for the fleet, named by its digest,
     is copied instead of downloaded; it is checked against the digest of the hub's list this host read, so an
     altered or cut copy never enters the cache (the run fails naming it), and the hub sends no file either way."""
     relay = tmp_path / "relay"

@@ -1,6 +1,6 @@
 """The hub fetch's secrets and record on a host: hub_fetch.py takes the token and the network settings from
 descriptors root opened (never its environment) and prints its record, which root checks and writes
-(remote/actions/hub_record.py). Real scripts, the hub stand-in over HTTP."""
+(tasks/models/scripts/hub_record.py). Real scripts, the hub stand-in over HTTP."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""remote/actions/model_control.py run for real (as the host runs it: `python3 -c SOURCE`) against a stand-in for
+"""tasks/models/scripts/model_control.py run for real (as the host runs it: `python3 -c SOURCE`) against a stand-in for
 Triton's repository API on loopback that answers as Triton 2.51 does (its error texts copied from a real
 server): the key is sent, loads overlap, a failed load is explained and stops the unloads, an unload is
 waited for, each loaded model's files are made newer, and a name that is not a model's is refused."""

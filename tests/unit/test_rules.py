@@ -783,7 +783,7 @@ def test_serving_defaults_come_from_the_hosts_cpus_where_a_model_sets_none() -> 
     from dataclasses import astuple
 
     from compat import report, tables
-    from compat.serving import model_serving
+    from tasks.models.serving import model_serving
 
     settings = load(
         {

@@ -16,8 +16,10 @@ from config.models import parse_models
 from config.settings import SettingsError, load
 from facts.memory import ModelMemory, ModelMemoryData
 from facts.server import parse_loaded
-from tasks import model_control, models, serve_models
+from tasks import serve_models
 from tasks.environment import env_script
+from tasks.models import control as model_control
+from tasks.models.repository import repository as models
 from tasks.server import unit as server_unit
 from tasks.triton.install import version_dir_name
 from tasks.venv.plan import pip_requirement, wheelhouse_key
@@ -49,7 +51,7 @@ def test_classification_config_on_cpu() -> None:
     assert "kind: KIND_CPU" in text and "gpus" not in text
     assert 'string_value: "hub:org/model@abc123"' in text
     # the copies and threads the rules chose for this host go into the configuration
-    from compat.serving import Serving
+    from tasks.models.serving import Serving
 
     chosen = models.render_config(spec(), Layout(s), gpu_ids=[], serving=Serving(3, 2, 4, (2, 4), "6 CPUs"))
     assert "instance_group [ { count: 3, kind: KIND_CPU } ]" in chosen and "max_batch_size: 4" in chosen

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 import remote
-from compat.serving import check_model_backends
 from config import triton_model
 from config.layout import Layout
 from config.models import parse_models
 from config.settings import SettingsError, load
-from tasks import models
+from tasks.models.repository import repository as models
+from tasks.models.serving import check_model_backends
 
 pytestmark = pytest.mark.unit
 
@@ -219,7 +219,7 @@ def test_the_inputs_made_from_a_config_have_its_types_and_shapes() -> None:
 
 
 def test_a_requirements_txt_beside_the_model_adds_its_pins_and_a_conflict_is_refused_naming_both(tmp_path) -> None:
-    from compat.serving import model_pins
+    from tasks.models.serving import model_pins
 
     good = folder(tmp_path / "a", "text_classifier", SEED_CONFIG)
     (good / "requirements.txt").write_text("# what model.py imports beyond the venv\nsix==1.17.0\nTorch==2.13.0\n")
@@ -248,7 +248,7 @@ def test_a_requirements_txt_beside_the_model_adds_its_pins_and_a_conflict_is_ref
 
 
 def test_a_model_whose_pins_clash_gets_an_environment_of_its_own_and_the_venv_keeps_its_pins(tmp_path) -> None:
-    from compat.serving import model_pins
+    from tasks.models.serving import model_pins
 
     venv = {"torch": "2.13.0+cpu", "numpy": "1.26.4", "transformers": "4.57.1"}
     clash = folder(tmp_path / "a", "text_classifier", SEED_CONFIG)
@@ -279,7 +279,7 @@ def test_a_model_whose_pins_clash_gets_an_environment_of_its_own_and_the_venv_ke
 
 
 def test_an_environment_of_its_own_keeps_the_venvs_torch_a_stub_s_numpy_and_names_its_own_path(tmp_path) -> None:
-    from compat.serving import model_pins
+    from tasks.models.serving import model_pins
 
     venv = {"torch": "2.13.0+cpu", "numpy": "1.26.4", "transformers": "4.57.1"}
     torch = folder(tmp_path / "a", "a", SEED_CONFIG.replace("text_classifier", "a"))

@@ -32,7 +32,7 @@ class TritonPythonModel:
             device = f"cuda:{args['model_instance_device_id']}"
         self.outputs = [o["name"] for o in config["output"]]
         threads = int(params.get("intra_op_threads", "0"))
-        if threads > 0:  # this copy's share of the CPUs (compat/serving.py); 0: torch's own choice
+        if threads > 0:  # this copy's share of the CPUs (tasks/models/serving.py); 0: torch's own choice
             hf_pipeline.torch.set_num_threads(threads)
         self.pipe = hf_pipeline.Pipeline(
             params["task"],

@@ -1,6 +1,6 @@
 """A hub model for many hosts, fetched from the hub once (downloads_via_controller, as the Triton artifact and
 the wheels: tasks/controller_downloads.py). The controller fetches the files a host's fetch takes (the same
-remote/actions/hub_fetch.py, into its own cache, once per run for every host) and sends each, named by its
+tasks/models/scripts/hub_fetch.py, into its own cache, once per run for every host) and sends each, named by its
 digest, into a folder of root's on the host; the host's own fetch, as the server's user, then copies each
 from there instead of downloading it, and checks it against the digest of the hub's list it read itself:
 nothing is trusted more for coming from the controller. Hosts whose cache holds the snapshot get nothing."""

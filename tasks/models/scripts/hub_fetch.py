@@ -18,7 +18,7 @@ refs/REVISION), which the served models load offline. The commit, the files and 
 MARKER_FILE (JSON), read by the HubSnapshot fact. A partial file resumes on the next run.
 
 HUB_RELAY_DIR (a folder of root's): files the controller fetched once for a fleet, each named by its digest
-(tasks/hub_relay.py). A file found there is copied instead of downloaded, and checked against the digest of
+(tasks/models/hub_relay.py). A file found there is copied instead of downloaded, and checked against the digest of
 the hub's list this host read itself, like a download: a copy that is not what the list says is refused.
 
 Runs as the server's user (the cache is that user's; root never writes in it), with the host's
@@ -270,7 +270,7 @@ def main(repo, revision, marker_file, model=None):
     record = {"repo": repo, "revision": revision, "commit": commit, "files": sorted(digests), "path": snapshot}
     if model:
         record["folder"] = os.path.join(snapshot, prefix)
-    if marker_file == "-":  # root writes it, from what it checks (remote/actions/hub_record.py)
+    if marker_file == "-":  # root writes it, from what it checks (tasks/models/scripts/hub_record.py)
         print(json.dumps({**record, "digests": digests}))
     else:
         with open(marker_file, "w") as f:

@@ -148,7 +148,7 @@ def command(
     base_url: str, grpc_url: str, key_file: str, proof_file: str, models_dir: str, items: list[str], launcher: str
 ) -> StringCommand:
     """The host script that loads, reloads and unloads through the repository API at base_url (loads over
-    gRPC at grpc_url: remote/actions/model_control.py says why), run by the venv's Python through the launcher
+    gRPC at grpc_url: tasks/models/scripts/model_control.py says why), run by the venv's Python through the launcher
     (tritonclient is there; tasks.server.process runs it as the server's user, whose group reads the key),
     its proof lines appended to proof_file; or fails naming the model, Triton's error, its cause and fix."""
     return remote.python(

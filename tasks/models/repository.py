@@ -14,7 +14,6 @@ from pyinfra.api import QuoteString, StringCommand, deploy, operation
 from pyinfra.operations import files
 
 import remote
-from compat.serving import Serving, model_serving
 from config import triton_model
 from config.hub_folders import HubAccess
 from config.layout import Layout
@@ -22,7 +21,9 @@ from config.models import ModelSpec
 from facts.files import TreeEntries
 from facts.hub import HubSnapshot
 from remote._common import marker_name
-from tasks import hub_relay, private_upload, small_files, upload
+from tasks import private_upload, small_files, upload
+from tasks.models import hub_relay
+from tasks.models.serving import Serving, model_serving
 from tasks.network import NetworkArgs
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "models"
@@ -123,7 +124,7 @@ def verify_spec(
     """What the verifier needs to call each model, and to run it in-process on the device the
     server runs it on (the first GPU of its instances, or the CPU). A Triton model folder is
     called with inputs made from its config.pbtxt (its inputs' names, types and shapes). digests: each
-    model's (tasks/model_control.digests), under which its in-process answers are kept."""
+    model's (tasks/models/control.digests), under which its in-process answers are kept."""
     return [_triton_verify(s) for s in specs if s.kind == "triton"] + [
         {
             "name": s.name,
@@ -172,8 +173,8 @@ def fetch_command(
     and the network settings (proxy and endpoint passwords) are files of root's that root's shell opens as
     descriptors 3 and 4 for it, never in its environment, which other processes of that user (a model's
     code) read in /proc. It prints its record, which root's shell writes into root's own file; root checks
-    it (remote/actions/hub_record.py) and writes the marker from it: no file of that user's is adopted.
-    relayed_from: the folder the controller's copies are in (tasks/hub_relay.py), else ""."""
+    it (tasks/models/scripts/hub_record.py) and writes the marker from it: no file of that user's is adopted.
+    relayed_from: the folder the controller's copies are in (tasks/models/hub_relay.py), else ""."""
     marker = f"{markers}/{marker_name(repo, revision)}"
     part, token, net = QuoteString(f"{marker}.fetching"), QuoteString(f"{hf_home}/token"), QuoteString(network_file)
     env = {"PATH": "/usr/bin:/bin", "HF_HOME": hf_home, "HF_HUB_CACHE": hf_cache, "HUB_SECRET_FDS": "3 4"}
@@ -207,9 +208,9 @@ def hub_snapshot(
     relay: HubAccess | None = None,
 ):
     """The files the model's task loads at this revision are in the HF cache, fetched once and verified
-    against the hub's digests (remote/actions/hub_fetch.py), as the server's user; the commit the revision
+    against the hub's digests (tasks/models/scripts/hub_fetch.py), as the server's user; the commit the revision
     resolved to and the files' digests are recorded where only root writes. relay: where the controller
-    fetches the files once for every host (tasks/hub_relay.py), else None."""
+    fetches the files once for every host (tasks/models/hub_relay.py), else None."""
     if host.get_fact(HubSnapshot, markers, repo, revision):
         host.noop(f"{repo}@{revision} is in the HuggingFace cache")
         return
