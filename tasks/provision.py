@@ -23,7 +23,7 @@ from facts.http import UrlSize
 from run import run_summary
 from tasks import controller_downloads, downloads, environment, network, retention, serve_models, upload
 from tasks.apt import packages as apt_packages
-from tasks.models.repository import repository as models
+from tasks.models import repository as models
 from tasks.network import NetworkArgs
 from tasks.python import standalone as python_standalone
 from tasks.retention import name_in

@@ -19,7 +19,7 @@ from run import run_summary
 from tasks import network, server_user
 from tasks.models import control as model_control
 from tasks.models import hub_relay
-from tasks.models.repository import repository as models
+from tasks.models import repository as models
 from tasks.server import front, switch
 from tasks.server import handover as server_handover
 from tasks.server import process as server_process

@@ -26,7 +26,7 @@ from tasks.models import hub_relay
 from tasks.models.serving import Serving, model_serving
 from tasks.network import NetworkArgs
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates" / "models"
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "models"
 _JINJA = Environment(undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
 
 

@@ -12,7 +12,7 @@ import remote
 from config import hub_folders
 from config.layout import Layout
 from config.settings import SettingsError, load
-from tasks.models.repository import repository as models
+from tasks.models import repository as models
 from testbed.hub import Hub
 
 pytestmark = pytest.mark.unit

@@ -19,7 +19,7 @@ from facts.server import parse_loaded
 from tasks import serve_models
 from tasks.environment import env_script
 from tasks.models import control as model_control
-from tasks.models.repository import repository as models
+from tasks.models import repository as models
 from tasks.server import unit as server_unit
 from tasks.triton.install import version_dir_name
 from tasks.venv.plan import pip_requirement, wheelhouse_key

@@ -13,7 +13,7 @@ from config import triton_model
 from config.layout import Layout
 from config.models import parse_models
 from config.settings import SettingsError, load
-from tasks.models.repository import repository as models
+from tasks.models import repository as models
 from tasks.models.serving import check_model_backends
 
 pytestmark = pytest.mark.unit
