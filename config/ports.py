@@ -10,6 +10,10 @@ FRONT_SLOT_OFFSETS = {"a": 10, "b": 20}
 FRONT_PACKAGE = "haproxy"  # the front: Debian's and Ubuntu's HAProxy (2.6 on Debian 12, 2.8 on Ubuntu 24.04)
 FRONT_PROGRAM = "/usr/sbin/haproxy"  # where that package installs it
 FRONT_UNIT_PATH = "/etc/systemd/system/triton-front.service"  # the front's unit, where systemd runs the host
+FRONT_SOCKET = "run/front/admin.sock"  # HAProxy's runtime socket, under triton_home
+# The longest runtime socket path HAProxy takes: its error "socket path '...' too long (max 97)" (2.6 and 2.8:
+# a Unix socket's sun_path, 108 bytes, less what HAProxy adds while it binds)
+FRONT_SOCKET_MAX = 97
 
 
 def port_conflicts(v: dict[str, Any]) -> list[str]:
@@ -28,4 +32,19 @@ def port_conflicts(v: dict[str, Any]) -> list[str]:
             f"where systemd runs the host), and {sorted(shared)} is one "
             f"of the ports {ports} too: choose ports none of which is another's + 10 or + 20"
         )
+    if v["triton_upgrade"] in ("front", "auto"):
+        out += socket_too_long(v["triton_home"], v["triton_upgrade"])
     return out
+
+
+def socket_too_long(home: str, upgrade: str) -> list[str]:
+    """The front's runtime socket under this triton_home, where HAProxy would refuse it as too long."""
+    path = f"{home.rstrip('/')}/{FRONT_SOCKET}"
+    if len(path) <= FRONT_SOCKET_MAX:
+        return []
+    where = " (with 'auto': where systemd runs the host)" if upgrade == "auto" else ""
+    return [
+        f"triton_home {home!r} is too long for the front{where}: HAProxy's runtime socket {path} would be "
+        f"{len(path)} characters, and HAProxy takes at most {FRONT_SOCKET_MAX}; choose a shorter triton_home, "
+        "or triton_upgrade = 'handover'"
+    ]

@@ -1,5 +1,5 @@
 """The controller's download cache: each file a fleet needs, fetched once from where the hosts would have
-fetched it, kept under its sha256, and handed to every host that lacks it (tasks/controller_downloads.py).
+fetched it, kept under its sha256, and handed to every host that lacks it (tasks/downloads/relay.py).
 
 Why the controller fetches, not the first host: pyinfra runs each step on every host at once, so a
 "first host" would hold the whole fleet back until it finished, and its copy would then have to come back

@@ -21,8 +21,11 @@ from config.layout import Layout
 from config.settings import Settings, host_key
 from facts.http import UrlSize
 from run import run_summary
-from tasks import controller_downloads, downloads, environment, network, retention, serve_models, upload
+from tasks import environment, network, retention, serve_models
 from tasks.apt import packages as apt_packages
+from tasks.downloads import operations as downloads
+from tasks.downloads import relay as controller_downloads
+from tasks.downloads import upload
 from tasks.models import repository as models
 from tasks.network import NetworkArgs
 from tasks.python import standalone as python_standalone
@@ -113,7 +116,7 @@ def install(
 ) -> None:
     """Every step, each an idempotent operation, in order, for the host as read (its settings, layout, the
     rules' decisions). relay: the controller's cache folder where the host's downloads go through it
-    (tasks/controller_downloads.py), else "". env_plans: the models' own environments (model name -> its plan)."""
+    (tasks/downloads/relay.py), else "". env_plans: the models' own environments (model name -> its plan)."""
     settings, layout, decisions = reading.settings, reading.layout, reading.assessment.decisions
     env_plans = env_plans or {}
     # a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install

@@ -10,7 +10,7 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 
 from facts.digests import FileDigests
-from tasks import private_upload
+from tasks.downloads import private_upload
 
 
 @operation()

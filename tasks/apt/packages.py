@@ -20,9 +20,9 @@ from pyinfra.facts.server import Date
 import remote
 from config import state_seal
 from run import host_log
-from tasks import private_upload
 from tasks.apt import lists_relay as apt_lists_relay
 from tasks.apt import relay as apt_relay
+from tasks.downloads import private_upload
 
 # apt-get update only when the lists are older than this; fresh lists are reused.
 APT_LISTS_MAX_AGE = timedelta(hours=6)

@@ -1,9 +1,9 @@
 """apt's packages for many hosts, fetched from the Debian mirror once (downloads_via_controller, as the Triton
-artifact, the wheels and hub models: tasks/controller_downloads.py). Once a host's lists are fresh, it names
+artifact, the wheels and hub models: tasks/downloads/relay.py). Once a host's lists are fresh, it names
 the .debs its install would download and the sha256 its own signed lists give each (`apt-get --print-uris`,
 Acquire::ForceHash=SHA256); the controller fetches each once for every host into its cache (kept only where
 that sha256 agrees) and sends it to the host's archive folder, where the host takes it only once its own
-sha256 check agrees (remote/actions/staged_install.py). That check is the host's: apt itself verifies no .deb
+sha256 check agrees (tasks/downloads/scripts/staged_install.py). That check is the host's: apt itself verifies no .deb
 it finds already in its archive folder, only its size. A package the controller cannot fetch is left to
 apt, which downloads it as before."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from pyinfra.api import FunctionCommand, QuoteString, StringCommand
 
 from run import controller_cache
-from tasks import private_upload
+from tasks.downloads import private_upload
 
 # `'URL' FILE SIZE SHA256:HEX`, one line per .deb apt would download
 _URI_LINE = re.compile(r"^'(?P<url>https?://[^'\s]+)' (?P<file>\S+) (?P<size>\d+) SHA256:(?P<sha256>[0-9a-f]{64})$")

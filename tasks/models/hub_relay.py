@@ -1,5 +1,5 @@
 """A hub model for many hosts, fetched from the hub once (downloads_via_controller, as the Triton artifact and
-the wheels: tasks/controller_downloads.py). The controller fetches the files a host's fetch takes (the same
+the wheels: tasks/downloads/relay.py). The controller fetches the files a host's fetch takes (the same
 tasks/models/scripts/hub_fetch.py, into its own cache, once per run for every host) and sends each, named by its
 digest, into a folder of root's on the host; the host's own fetch, as the server's user, then copies each
 from there instead of downloading it, and checks it against the digest of the hub's list it read itself:
@@ -13,7 +13,7 @@ from pyinfra.api import FunctionCommand, QuoteString, StringCommand
 
 from config.hub_folders import HubAccess, lean_files
 from run import controller_cache
-from tasks import private_upload
+from tasks.downloads import private_upload
 
 
 class _SentSnapshot(FunctionCommand):

@@ -21,7 +21,8 @@ from config.models import ModelSpec
 from facts.files import TreeEntries
 from facts.hub import HubSnapshot
 from remote._common import marker_name
-from tasks import private_upload, small_files, upload
+from tasks import small_files
+from tasks.downloads import private_upload, upload
 from tasks.models import hub_relay
 from tasks.models.serving import Serving, model_serving
 from tasks.network import NetworkArgs

@@ -1,8 +1,8 @@
 """A container image for many hosts, pulled from the registry once (downloads_via_controller, as the Triton
-artifact, the wheels and hub models: tasks/controller_downloads.py). The controller pulls it with the host's
+artifact, the wheels and hub models: tasks/downloads/relay.py). The controller pulls it with the host's
 own script (tasks/triton/scripts/oci_pull.py, in process, into its cache: every blob checked against its digest,
 the API key never leaving the controller), then sends each blob the host's cache lacks beside its place;
-the host takes each only where its own sha256 check agrees (remote/actions/staged_install.py), and the unpack
+the host takes each only where its own sha256 check agrees (tasks/downloads/scripts/staged_install.py), and the unpack
 checks every layer again as it reads it."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pyinfra.api import FunctionCommand, QuoteString, StringCommand, operation
 import remote
 from facts.files import TreeEntries
 from run import controller_cache
-from tasks import private_upload
+from tasks.downloads import private_upload
 
 _oci = remote.load("oci_pull.py")  # the pull and the image's rules, as the host runs them
 

@@ -19,7 +19,7 @@ from compat.tables import UV_SHA256, UV_VERSION
 from tasks.venv.plan import SNAPSHOT_SUFFIXES, VenvPlan
 from tasks.venv.state import INSTALL_MARKER, fresh, restores, usable
 from facts.venv import VenvPackages
-from tasks import private_upload
+from tasks.downloads import private_upload
 from tasks.venv.pip_commands import ONLY_WHEELS, pip_locked
 
 

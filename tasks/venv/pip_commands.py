@@ -11,7 +11,7 @@ from pyinfra.api import QuoteString, StringCommand
 import remote
 from tasks.venv.plan import VenvPlan
 from config.secrets import has_credentials
-from tasks import private_upload
+from tasks.downloads import private_upload
 
 # every pip and uv call: wheels only. An sdist's build backend (setup.py) is code of its author's, and
 # these calls run as root; the lock never holds one (tasks/venv/scripts/wheel_lock.py refuses it).

@@ -17,7 +17,8 @@ from tasks.venv.plan import VenvPlan, pip_requirement
 from tasks.venv.state import fresh, wheels_at_hand
 from facts.digests import FileDigests
 from facts.venv import VenvPackages
-from tasks import controller_downloads, private_upload
+from tasks.downloads import private_upload
+from tasks.downloads import relay as controller_downloads
 from tasks.venv.pip_commands import Step, downloads, index_sources, pinned_pip_installed, torch_sources
 
 # The parts a lock's files (but torch's) are downloaded in, at once: pip fetches one file at a time.
@@ -42,7 +43,7 @@ def _save_lock(host, text: str, local_path: str, plan: VenvPlan) -> bool:
 
 
 def _relayed(plan: VenvPlan):
-    """The kept lock's files (and uv's wheel) from the controller's cache (tasks/controller_downloads.py):
+    """The kept lock's files (and uv's wheel) from the controller's cache (tasks/downloads/relay.py):
     only those the wheelhouse lacks or holds with another sha256, each checked on the host before it takes
     its place; pip or uv checks each again against the lock when it installs."""
     wanted = {f"{plan.wheelhouse}/{e.filename}": e for e in lock_digests.entries(plan.lock)}

@@ -41,7 +41,7 @@ def pull_as_the_host(
 
 
 def key_file(folder: Path, text: str) -> Path:
-    """The file the deploy writes for the pull (tasks/downloads.py: a private upload, 0600, root's)."""
+    """The file the deploy writes for the pull (tasks/downloads/operations.py: a private upload, 0600, root's)."""
     path = folder / "image.key"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:

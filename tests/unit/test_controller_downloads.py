@@ -1,4 +1,4 @@
-"""One download for many hosts (run/controller_cache.py, tasks/controller_downloads.py): the controller's
+"""One download for many hosts (run/controller_cache.py, tasks/downloads/relay.py): the controller's
 cache fetched from a real HTTP server on loopback (testbed/mirror.py), the lock's wheel URLs read from PyPI's
 real pages for six (tests/fixtures/index/), and the host's
 staged_install.py (tests/unit/test_host_scripts.py)."""
@@ -19,7 +19,7 @@ from pyinfra.connectors.ssh import SSHConnector
 from bench.common import mirror_bytes
 from config.settings import load
 from run import controller_cache
-from tasks import controller_downloads
+from tasks.downloads import relay as controller_downloads
 from tasks.venv import lock_digests
 from tasks.venv.plan import VenvPlan
 from testbed.mirror import Mirror

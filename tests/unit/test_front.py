@@ -11,6 +11,7 @@ import http.server
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -67,12 +68,18 @@ def _serve(port: int, name: str) -> http.server.ThreadingHTTPServer:
     return server
 
 
+def short_home() -> str:
+    """A triton_home whose runtime socket HAProxy takes (pytest's tmp_path can be longer than its 97)."""
+    home = tempfile.mkdtemp(prefix="front-", dir="/tmp")
+    return home
+
+
 @pytest.fixture
 def fronted(tmp_path: Path) -> Iterator[tuple[int, str]]:
     """HAProxy as tasks/server/front_plan.py configures it, slot a serving, both slots' HTTP servers up."""
     base = _free_base()
     ports = {"triton_http_port": base, "triton_grpc_port": base + 1, "triton_metrics_port": base + 2}
-    settings = dataclasses.replace(load(ports), triton_home=str(tmp_path / "home"))
+    settings = dataclasses.replace(load(ports), triton_home=short_home())
     layout = Layout(settings)
     Path(front.admin_socket(layout)).parent.mkdir(parents=True)
     config = tmp_path / "front.cfg"
@@ -145,6 +152,17 @@ def test_ports_that_a_slot_would_take_twice_are_refused_before_anything_changes(
     assert load({"triton_upgrade": "handover", "triton_grpc_port": 8010}).triton_grpc_port == 8010  # no slots
 
 
+def test_a_triton_home_whose_runtime_socket_haproxy_would_refuse_is_refused_before_anything_changes() -> None:
+    from config.settings import SettingsError
+
+    long_home = "/opt/" + "t" * 80
+    with pytest.raises(SettingsError, match=r"triton_home '/opt/t+' is too long for the front: .* at most 97"):
+        load({"triton_upgrade": "front", "triton_home": long_home})
+    assert load({"triton_upgrade": "handover", "triton_home": long_home}).triton_home == long_home
+    fits = "/opt/" + "t" * (97 - len("/opt//run/front/admin.sock"))
+    assert load({"triton_home": fits}).triton_home == fits  # 97 characters: taken
+
+
 def test_auto_is_the_front_where_systemd_runs_the_host_and_a_handover_where_not() -> None:
     """triton_upgrade's default, as read_host resolves it from the host's init system; a value set stays."""
     auto = load({})
@@ -171,7 +189,7 @@ def test_the_front_starts_restarts_and_stops_only_haproxy_of_its_own_pid_file(tm
 
     base = _free_base()
     ports = {"triton_http_port": base, "triton_grpc_port": base + 1, "triton_metrics_port": base + 2}
-    settings = dataclasses.replace(load({"triton_upgrade": "front", **ports}), triton_home=str(tmp_path / "home"))
+    settings = dataclasses.replace(load({"triton_upgrade": "front", **ports}), triton_home=short_home())
     plan = server_plan(settings, Layout(settings)).front
     assert plan is not None
     Path(plan.run_dir).mkdir(parents=True)

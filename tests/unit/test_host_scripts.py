@@ -161,12 +161,12 @@ def test_a_secret_replaces_an_old_world_readable_file(tmp_path: Path) -> None:
 
 
 def test_the_secret_travels_through_a_fresh_private_directory_each_time(tmp_path: Path) -> None:
-    """tasks/private_upload.py on a real @local host: the staging path is mktemp's (never a fixed /tmp name
+    """tasks/downloads/private_upload.py on a real @local host: the staging path is mktemp's (never a fixed /tmp name
     another user could plant), 0700 while the secret is in it, and gone after."""
     from pyinfra.api import Config, Inventory, State
     from pyinfra.api.connect import connect_all
 
-    from tasks import private_upload
+    from tasks.downloads import private_upload
 
     inventory = Inventory((["@local"], {}))
     state = State(inventory, Config())
@@ -191,13 +191,13 @@ def test_the_secret_travels_through_a_fresh_private_directory_each_time(tmp_path
 
 
 def test_a_file_is_read_back_without_a_copy_in_tmp_and_with_the_plain_shell(tmp_path: Path) -> None:
-    """tasks/private_upload.read on a real @local host, inside an operation that runs in a shell the login
+    """tasks/downloads/private_upload.read on a real @local host, inside an operation that runs in a shell the login
     user may not run: the file's text reaches the controller through the command's
     output, the shell is the plain one, and no copy of it is made under /tmp."""
     from pyinfra.api import Config, Inventory, State
     from pyinfra.api.connect import connect_all
 
-    from tasks import private_upload
+    from tasks.downloads import private_upload
 
     inventory = Inventory((["@local"], {}))
     state = State(inventory, Config())
@@ -229,7 +229,7 @@ def test_an_upload_in_a_step_run_by_another_shell_uses_the_plain_shell(tmp_path:
     from pyinfra.api import Config, Inventory, State
     from pyinfra.api.connect import connect_all
 
-    from tasks import private_upload
+    from tasks.downloads import private_upload
 
     inventory = Inventory((["@local"], {}))
     state = State(inventory, Config())

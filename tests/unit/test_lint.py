@@ -78,7 +78,7 @@ def test_ci_runs_the_readme_two_commands_verbatim() -> None:
 
 def test_every_upload_goes_through_a_private_staging_directory() -> None:
     """pyinfra's own uploads (and downloads) under sudo stage at a /tmp name another user can predict and
-    swap: no task or deploy uses them; tasks/private_upload.py is the one way (its behaviour:
+    swap: no task or deploy uses them; tasks/downloads/private_upload.py is the one way (its behaviour:
     test_host_scripts.py)."""
     own = {"private_upload.py"}
     found = []

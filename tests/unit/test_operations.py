@@ -31,9 +31,10 @@ import remote
 from config.hub_folders import HubAccess
 from config.layout import Layout
 from config.settings import load
-from tasks import controller_downloads, private_upload
 from tasks.apt import lists_relay as apt_lists_relay
 from tasks.apt import relay as apt_relay
+from tasks.downloads import private_upload
+from tasks.downloads import relay as controller_downloads
 from tasks.models import hub_relay
 from tasks.retention import Kept
 from tasks.server.front_plan import upgrade_mode

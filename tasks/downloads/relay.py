@@ -1,6 +1,6 @@
 """Downloads through the controller (downloads_via_controller): where a host's download goes through the
 controller's cache (run/controller_cache.py), and the commands that send one file from there to a host,
-which places it only once its own sha256 check agrees (remote/actions/staged_install.py)."""
+which places it only once its own sha256 check agrees (tasks/downloads/scripts/staged_install.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pyinfra.connectors.ssh import SSHConnector
 from compat.tables import UV_WHEELS
 from config.settings import Settings
 from run import controller_cache
-from tasks import private_upload
+from tasks.downloads import private_upload
 from tasks.venv import lock_digests
 from tasks.venv.plan import VenvPlan
 
@@ -104,7 +104,7 @@ def wheel_url(plan: VenvPlan, filename: str) -> Callable[[], str]:
 
 class _Sent(FunctionCommand):
     """Fetches the file into the controller's cache (once for every host of the run) and puts it on the host
-    at DEST through the private staging every upload takes (tasks/private_upload.py), placed by the host only
+    at DEST through the private staging every upload takes (tasks/downloads/private_upload.py), placed by the host only
     where its own sha256 check agrees."""
 
     def execute(self, state, host, connector_arguments):

@@ -6,7 +6,7 @@ pyinfra's `files.put` under sudo stages an upload at a predictable /tmp name (/t
 login user, mode 0644, then root copies it into place: a local user who made that name first (0666)
 can read it, or swap its content before root's copy (a launcher root then runs). Here the bytes
 travel by SFTP (never on a command line) into a fresh `mktemp -d` directory (0700, the login user's),
-and root copies them into place (remote/actions/staged_install.py: never through a link another user
+and root copies them into place (tasks/downloads/scripts/staged_install.py: never through a link another user
 controls, staged in a root-only directory, unreadable by others from the first byte), gives the file its
 mode through its own descriptor and renames it over the old one; the staging directory is removed
 whatever happens.
@@ -78,7 +78,7 @@ def _put_private(
 
 def put_now(host, dest: str, src: bytes | str, mode: str, connector_arguments: dict, sha256: str = "") -> bool:
     """src (bytes, or a file on the controller) to dest with mode, now, from a command's own execute() (one
-    that must first make what it sends: tasks/controller_downloads.py); with sha256, the host places it only
+    that must first make what it sends: tasks/downloads/relay.py); with sha256, the host places it only
     where its own check agrees (a host never trusts a file more for coming from the controller)."""
     return _put_private(host, dest, src, mode, connector_arguments, sha256)
 

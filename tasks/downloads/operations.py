@@ -8,7 +8,8 @@ from pyinfra.facts.files import Sha256File
 
 import remote
 from config.secrets import has_credentials
-from tasks import controller_downloads, private_upload
+from tasks.downloads import private_upload
+from tasks.downloads import relay as controller_downloads
 
 
 @operation()
@@ -27,7 +28,7 @@ def cached(
     verified: this run read DEST's sha256 already (its plan): it is not read again (a large artifact
     on a slow drive). needed=False: what DEST is for is installed already (its unpack checked this
     sha256 and recorded it): DEST is neither read nor fetched. relay: the controller's cache folder (one
-    download for many hosts, tasks/controller_downloads.py): the file comes from there, checked again here."""
+    download for many hosts, tasks/downloads/relay.py): the file comes from there, checked again here."""
     if not needed:
         host.noop(f"{dest} not needed: the install it unpacks to is complete (its sha256 checked at the unpack)")
         return

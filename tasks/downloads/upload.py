@@ -14,7 +14,7 @@ import remote
 from facts.digests import FileDigest, FileDigests
 from facts.files import TreeEntries
 from run import controller_cache
-from tasks import private_upload
+from tasks.downloads import private_upload
 
 
 def local_files(src: str) -> dict[str, Path]:
@@ -59,7 +59,7 @@ def _sha_and_mode(have: dict[str, FileDigest | None], path: str) -> tuple[str, s
 @operation()
 def files_put(sources: dict[str, str], seed_from: str = "", root: str = ""):
     """Each dest (dest -> a file on the controller) holds that file's content, mode 0644: sent only where
-    its sha256 differs, through a private staging directory (tasks/private_upload.py). seed_from: a folder
+    its sha256 differs, through a private staging directory (tasks/downloads/private_upload.py). seed_from: a folder
     of earlier versions of root (its siblings): a file one of them holds with the same sha256 is linked
     from there (a hard link: uploads replace a file by renaming, never in place) instead of sent."""
     have = host.get_fact(FileDigests, paths=list(sources))
