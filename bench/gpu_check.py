@@ -18,7 +18,7 @@ Steps, each ok, skipped (with why) or FAILED:
   rules   the torch variant tasks/venv/torch_choice.py chooses for that driver and those GPUs, for the
           product's torch minor and for this machine's own torch minor
   torch   this machine's torch: its variant is the one the rules choose for its minor, it sees the GPUs
-          (torch.cuda.is_available()), get_arch_list() covers each GPU's sm_XY, and compat/tables.py's
+          (torch.cuda.is_available()), get_arch_list() covers each GPU's sm_XY, and planner/tables.py's
           TORCH_CUDA_ARCHS for that wheel lists what the wheel itself reports
   config  config.pbtxt rendered by tasks/models/repository.py for this machine's GPUs (KIND_GPU, its gpus) or CPU
   memory  the ModelMemory fact's command with a model held on the GPU by a child process named as
@@ -51,12 +51,12 @@ from typing import Any, TypedDict
 from pyinfra.api import StringCommand
 
 from bench.gpu_torch import torch_findings, torch_minor, torch_report
-from compat import tables
 from config.layout import Layout
 from config.models import parse_models
 from config.settings import Settings, load
 from facts.memory import ModelMemory
 from facts.nvidia import Nvidia
+from planner import tables
 from tasks.venv.torch_choice import choose_torch_variant, driver_cuda
 
 ROOT = Path(__file__).resolve().parents[1]

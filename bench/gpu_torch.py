@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from compat import tables
 from facts.nvidia import NvidiaData
+from planner import tables
 from tasks.venv.torch_choice import covers
 
 
@@ -71,7 +71,7 @@ def torch_findings(nvidia: NvidiaData | None, chosen: str | None, report: TorchR
     table = tables.TORCH_CUDA_ARCHS.get(minor, {}).get(variant)
     if table is not None and set(table) != set(reported):
         problems.append(
-            f"compat/tables.py TORCH_CUDA_ARCHS[{minor!r}][{variant!r}] is {table}; the wheel reports {reported}"
+            f"planner/tables.py TORCH_CUDA_ARCHS[{minor!r}][{variant!r}] is {table}; the wheel reports {reported}"
         )
     return problems
 

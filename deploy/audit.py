@@ -14,9 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pyinfra import host, state
 
-from compat import report
-from compat.reading import read_host
 from config.secrets import mask_output
+from planner.reading import read_host
+from reports import assessment as report
 from run import batch
 from run.audit_verdict import verdict
 

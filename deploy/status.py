@@ -18,7 +18,6 @@ from pyinfra import host, state
 from pyinfra.facts.files import FindInFile
 from pyinfra.operations import python
 
-from compat import status, status_report
 from config.layout import Layout
 from config.secrets import mask_output
 from config.settings import load, load_inventory
@@ -32,6 +31,8 @@ from facts.server import ServerState, ServerStatus
 from facts.system import InitSystem
 from facts.triton import TritonInstall
 from facts.venv import VenvPackages
+from reports import status
+from reports import status_table as status_report
 from run import run_summary
 
 mask_output()  # URL passwords are masked in every line pyinfra prints

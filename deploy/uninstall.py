@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pyinfra import host, state
 from pyinfra.facts.deb import DebPackages
 
-from compat.reading import read_host
 from config.secrets import mask_output
+from planner.reading import read_host
 from run import batch
 from tasks import uninstall
 from tasks.server import process as server_process

@@ -14,7 +14,7 @@ triton_source = "pytriton"
 # nvidia-pytriton release, and its wheel's sha256; 0.7.0 carries Triton 2.51.0.
 triton_pytriton_version = "0.7.0"
 triton_pytriton_sha256 = "21f063ff93bb426d0c06b7a55e7eb9efcfe62c0dddd9a908e9877e18710128df"
-# Where to fetch that wheel; "" = PyPI's own URL for the version (compat/tables.py).
+# Where to fetch that wheel; "" = PyPI's own URL for the version (planner/tables.py).
 triton_pytriton_url = ""
 # With triton_source = "tarball": URL (http(s):// or file://), sha256 and the number of
 # leading path components to strip (1 for "tritonserver/bin/...").
@@ -59,7 +59,7 @@ triton_python = "auto"
 # Where no host Python fits (or with triton_python = "standalone"), a standalone CPython with its
 # shared libpython: a python-build-standalone build (the ones uv installs), checked by sha256, unpacked
 # under triton_home/python/ and its archive cached on persist_dir (resets and offline runs take it from
-# there). By default uv (pinned, compat/tables.py) installs it, checking the sha256 uv ships for each
+# there). By default uv (pinned, planner/tables.py) installs it, checking the sha256 uv ships for each
 # build: python_standalone_version "" = the newest minor this build's stub takes (3.12 for Triton 2.51),
 # or "3.11" / "3.11.9" to choose one.
 python_standalone_version = ""
@@ -71,7 +71,7 @@ python_install_mirror = ""
 # (uv's UV_PYTHON_DOWNLOADS_JSON_URL): for builds of your own or an air-gapped mirror. "" = uv's list.
 python_downloads_json_url = ""
 # Where the uv wheel itself comes from: "" = PyPI's file; any URL serving the same wheel (its sha256 is
-# checked against compat/tables.py either way). No user or password in these three: uv reads them from
+# checked against planner/tables.py either way). No user or password in these three: uv reads them from
 # its environment, which `ps` shows.
 uv_wheel_url = ""
 # Instead of uv, an archive of your own: a python-build-standalone "install_only" archive, e.g. from
@@ -83,7 +83,7 @@ python_standalone_sha256 = ""
 # torch, pinned. Variant: "auto" (cpu without a GPU; else the newest cuXYZ the driver supports
 # fully, else the newest of the driver's CUDA major by minor-version compatibility), "cpu", or
 # an explicit "cu126", "cu130" ... 2.14 is the last torch with CUDA 12 wheels, which the 550-575
-# drivers of notebooks and most clouds still run (compat/tables.py).
+# drivers of notebooks and most clouds still run (planner/tables.py).
 torch_version = "2.14.1"
 torch_variant = "auto"
 # The PyTorch wheel index; the variant is appended ("<url>/cpu"). "" = no index for torch
@@ -94,7 +94,7 @@ torch_index_url = "https://download.pytorch.org/whl"
 pip_find_links = ""
 # PyPI (or a mirror of it) for everything else; "" = pip's default.
 pip_index_url = ""
-# Pinned model-side packages (numpy<2 for Triton 2.49-2.71's stub; compat/tables.py).
+# Pinned model-side packages (numpy<2 for Triton 2.49-2.71's stub; planner/tables.py).
 # transformers stays on 4.57 (the last 4.x): 5.x needs Python >= 3.11 (its metadata, checked
 # 2026-12-01: transformers 5.23.0, huggingface-hub 2.4.0), which would drop Ubuntu 22.04's 3.10.
 numpy_version = "1.26.4"
@@ -174,7 +174,7 @@ triton_metrics_port = 8002
 # ports (the first change restarts), and memory for two servers' models (else it restarts, saying why).
 # "auto": "front" where systemd runs the host (VMs: remote clients keep connections, a scraper reads one
 # metrics port), "handover" where it does not (a notebook: its clients are its own cells, and the hop would
-# take its few cores); compat/front.AUTO_UPGRADE. "restart": stop, then start.
+# take its few cores); tasks/server/front_plan.AUTO_UPGRADE. "restart": stop, then start.
 triton_upgrade = "auto"
 triton_metrics_handover_port = 0
 # Models are loaded through Triton's repository API (--model-control-mode=explicit): a model added,

@@ -21,7 +21,7 @@ batching out of users' inventories and answers by fact class and arguments (run/
 registers and checks that seam).
 
 A run reads this way only where its deploy file asks, at its top (`batch.one_round_trip()`: this project's
-deploy/ files do), and then only the hosts it reads through compat/reading.read_host, each on its own host
+deploy/ files do), and then only the hosts it reads through planner/reading.read_host, each on its own host
 object: pyinfra's Host class is never changed, and a user's own deploy that calls tasks/deploys.py without
 asking reads its hosts exactly as pyinfra does.
 """

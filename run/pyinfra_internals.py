@@ -183,7 +183,7 @@ INTERNALS = (
     Internal(
         "State.current_deploy_filename",
         "the deploy file being run: names the facts list kept per deploy",
-        "compat/reading.py",
+        "planner/reading.py",
         lambda: _state_attribute("current_deploy_filename"),
     ),
     Internal(

@@ -13,13 +13,14 @@ from pyinfra.facts.files import Sha256File
 from pyinfra.facts.server import Which
 from pyinfra.operations import files
 
-from compat import offline, preflight, report
-from compat.assessment import Decisions
-from compat.reading import HostReading, read_host_timed
-from compat.tables import UV_VERSION, UV_WHEELS
 from config.layout import Layout
 from config.settings import Settings, host_key
 from facts.http import UrlSize
+from planner import offline, preflight
+from planner.assessment import Decisions
+from planner.reading import HostReading, read_host_timed
+from planner.tables import UV_VERSION, UV_WHEELS
+from reports import assessment as report
 from run import run_summary
 from tasks import environment, network, retention, serve_models
 from tasks.apt import packages as apt_packages

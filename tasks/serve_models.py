@@ -9,12 +9,12 @@ from typing import Any
 
 from pyinfra import host, state
 
-from compat.assessment import Decisions
-from compat.reading import read_host_timed
 from config.layout import Layout
 from config.settings import Settings
 from facts.server import ServerState
 from facts.system import InitSystem
+from planner.assessment import Decisions
+from planner.reading import read_host_timed
 from run import run_summary
 from tasks import network, server_user
 from tasks.models import control as model_control

@@ -1,7 +1,7 @@
 """apt's runtime libraries, in one folder: which package ships a library on this release, then their install
 (from a cache on the persistent path, or the controller's relay).
 
-Rules (RULES: the planner, compat/, may import these; they import no operation):
+Rules (RULES: the planner, planner/, imports these; they import no operation):
 - `distro.py`: which release a host is, and which apt package ships a library there.
 
 Operations:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from compat import tables
 from facts.system import OsReleaseData
+from planner import tables
 
 
 def distro_key(os: OsReleaseData | None) -> tuple[str, str]:
@@ -17,7 +17,7 @@ def distro_key(os: OsReleaseData | None) -> tuple[str, str]:
 
 
 def release_known(os: OsReleaseData | None) -> bool:
-    """The package tables know this distribution release (compat/tables.py KNOWN_RELEASES)."""
+    """The package tables know this distribution release (planner/tables.py KNOWN_RELEASES)."""
     return distro_key(os) in tables.KNOWN_RELEASES
 
 
@@ -43,6 +43,6 @@ def unknown_package_fix(soname: str, os: OsReleaseData | None) -> str:
             "Debian 12 / Ubuntu 22.04 (never symlink another soname to it)"
         )
     return (
-        f"no package name for {soname} is known for {distro} (compat/tables.py covers Debian 11-13 and "
+        f"no package name for {soname} is known for {distro} (planner/tables.py covers Debian 11-13 and "
         f"Ubuntu 20.04-24.04): install the package that ships it (`apt-file search {soname}`) by hand"
     )

@@ -13,8 +13,8 @@ from pathlib import Path
 from pyinfra.api import FunctionCommand, StringCommand
 from pyinfra.connectors.ssh import SSHConnector
 
-from compat.tables import UV_WHEELS
 from config.settings import Settings
+from planner.tables import UV_WHEELS
 from run import controller_cache
 from tasks.downloads import private_upload
 from tasks.venv import lock_digests

@@ -1,7 +1,7 @@
 """The models, in one folder: how each is served on this host, where it comes from (a path, the hub, a
 Triton folder), the model repository, and changes loaded into the running server without a restart.
 
-Rules (RULES: the planner, compat/, may import these; they import no operation):
+Rules (RULES: the planner, planner/, imports these; they import no operation):
 - `serving.py`: how each model is served where its entry does not say (instances, batching, device), the
   backends and pins a Triton folder needs.
 

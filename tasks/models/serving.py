@@ -1,16 +1,16 @@
 """How each model is served on this host where its entry does not say: how many copies (instances),
 how many torch threads each, and the batch sizes, from the host's CPUs and whether the model runs
-on a GPU. The numbers are compat/tables.py's, measured (BENCHMARKS.md, section 8)."""
+on a GPU. The numbers are planner/tables.py's, measured (BENCHMARKS.md, section 8)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compat import tables
-from compat.items import Item, blocker, ok
 from config import triton_model
 from config.models import ModelSpec
 from config.versions import version_key
+from planner import tables
+from planner.items import Item, blocker, ok
 
 
 @dataclass(frozen=True)

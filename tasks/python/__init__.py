@@ -1,6 +1,6 @@
 """The Python the venv and the python backend stub run, in one folder: its rules, then its operations.
 
-Rules (RULES: the planner, compat/, may import these; they import no operation):
+Rules (RULES: the planner, planner/, imports these; they import no operation):
 - `choice.py`: which Python: a host Python whose stub fits (numpy<2 needs <= 3.12), a standalone CPython
   (python_standalone_url), or one the pinned uv installs; where its libpython comes from.
 

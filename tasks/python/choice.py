@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from compat import tables
-from compat.assessment import HostFacts
-from compat.items import Item, blocker, missing, ok
 from config.layout import Layout
 from config.settings import Settings
 from config.versions import version_key
 from facts.python import PythonInterpreter
+from planner import tables
+from planner.assessment import HostFacts
+from planner.items import Item, blocker, missing, ok
 from tasks.apt.distro import distro_key, package_for, release_known
 
 

@@ -9,7 +9,7 @@ from pyinfra.api import operation
 from pyinfra.facts.files import File
 
 import remote
-from compat.tables import UV_SHA256, UV_VERSION
+from planner.tables import UV_SHA256, UV_VERSION
 
 
 @operation()

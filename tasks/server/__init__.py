@@ -1,7 +1,7 @@
 """The server: where it is started, restarted, handed over and stopped, in one folder. Its rules (what the
 planner reads), then its operations.
 
-Rules (RULES: the planner, compat/, may import these; they import no operation):
+Rules (RULES: the planner, planner/, imports these; they import no operation):
 - `unit.py`: tritonserver's arguments, its launcher, its systemd unit, and why a running server must be
   (re)started (`why_start`): the decision serve_models.py acts on;
 - `front_plan.py`: the front (triton_upgrade = "front", and "auto" under systemd): HAProxy's

@@ -1,7 +1,7 @@
 """The Triton build, in one folder: which build fits the host, where it comes from (a checksummed artifact
 or NGC's image, pulled without Docker), and its install beside the one in use. Its rules, then its operations.
 
-Rules (RULES: the planner, compat/, may import these; they import no operation):
+Rules (RULES: the planner, planner/, imports these; they import no operation):
 - `build.py`: the build and artifact the settings name, checked against the host (OS, C runtime, host
   libraries, the image's CUDA against the driver), and the apt packages it needs;
 - `image_config.py`: what an image says of itself (its config), read before any layer.

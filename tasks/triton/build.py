@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import re
 
-from compat import tables
-from compat.assessment import Artifact, HostFacts
-from compat.items import Item, blocker, missing, ok
 from config.layout import Layout
 from config.ports import FRONT_PACKAGE
 from config.settings import Settings
 from config.versions import version_key
 from facts.image import ImageConfigData
+from planner import tables
+from planner.assessment import Artifact, HostFacts
+from planner.items import Item, blocker, missing, ok
 from tasks.apt.distro import distro_key, package_for, unknown_package_fix
 from tasks.models.serving import model_backends
 from tasks.venv.torch_choice import driver_cuda
@@ -62,7 +62,7 @@ def image_build(image: ImageConfigData) -> tuple[tables.TritonBuild | None, str]
         return None, "its config names no Triton version (TRITON_SERVER_VERSION)"
     if base is None:
         named = " ".join(base_key).strip() or "an OS its labels do not name"
-        return None, f"it is built on {named}, which the table of image bases (compat/tables.py) lacks"
+        return None, f"it is built on {named}, which the table of image bases (planner/tables.py) lacks"
     low, high = tables.NUMPY_LT2_TRITON
     known = tables.TRITON_BUILDS.get(version)
     return tables.TritonBuild(

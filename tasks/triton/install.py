@@ -8,9 +8,9 @@ from pyinfra import host
 from pyinfra.api import QuoteString, StringCommand, operation
 
 import remote
-from compat.assessment import Decisions
 from config.layout import Layout
 from facts.triton import TritonInstall, TritonInstallData
+from planner.assessment import Decisions
 
 
 def version_dir_name(version: str, sha256: str, stub_python: str, backends: tuple[str, ...] = ()) -> str:

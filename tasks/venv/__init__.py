@@ -1,6 +1,6 @@
 """The venv: where it is made, in one folder. Its rules (what the planner reads), then its operations.
 
-Rules (RULES: the planner, compat/, may import these; they import no operation):
+Rules (RULES: the planner, planner/, imports these; they import no operation):
 - `plan.py`: the venv plan from the settings and the rules' decisions (its folder, pins, lock, index,
   wheelhouse, snapshot), and each model's own environment;
 - `state.py`: what the venv and wheelhouse facts say of that plan (fresh, restorable, wheels at hand);

@@ -15,7 +15,7 @@ from pyinfra.api import QuoteString, StringCommand, operation
 from pyinfra.facts.files import File
 
 import remote
-from compat.tables import UV_SHA256, UV_VERSION
+from planner.tables import UV_SHA256, UV_VERSION
 from tasks.venv.plan import SNAPSHOT_SUFFIXES, VenvPlan
 from tasks.venv.state import INSTALL_MARKER, fresh, restores, usable
 from facts.venv import VenvPackages

@@ -93,7 +93,7 @@ def pip_download(
 
 
 def pinned_pip_installed(plan: VenvPlan, what: list[Any], pip: str = "") -> StringCommand:
-    """The pinned pip (compat/tables.py PIP_DOWNLOADER_VERSION), from the wheelhouse's tools/ with its hash
+    """The pinned pip (planner/tables.py PIP_DOWNLOADER_VERSION), from the wheelhouse's tools/ with its hash
     checked again (what: its download step's arguments), into the venv whose pip downloads (the venv while it
     is fresh, else the pip-only venv): it replaces the pip that venv was made with, for the downloads after it."""
     return StringCommand(

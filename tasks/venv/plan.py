@@ -8,8 +8,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from compat.assessment import Decisions
-from compat.tables import (
+from planner.assessment import Decisions
+from planner.tables import (
     PIP_DOWNLOADER_PYTHON,
     PIP_DOWNLOADER_SHA256,
     PIP_DOWNLOADER_VERSION,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compat import tables
-from compat.assessment import HostFacts
-from compat.items import Item, blocker, ok
+from planner import tables
+from planner.assessment import HostFacts
+from planner.items import Item, blocker, ok
 from config.settings import Settings
 from config.versions import version_key
 from facts.nvidia import NvidiaData
@@ -165,7 +165,7 @@ def _variant(facts: HostFacts, settings: Settings, minor: str) -> tuple[str | No
             return (
                 None,
                 f"no CUDA variant table for torch {minor}, so auto cannot choose one",
-                "set torch_variant (cpu or cuXYZ) or a torch_version listed in compat/tables.py",
+                "set torch_variant (cpu or cuXYZ) or a torch_version listed in planner/tables.py",
             )
         chosen, rule = choose_torch_variant(facts.nvidia, minor, variants)
         return chosen, rule, "" if chosen else _torch_fix(facts.nvidia, minor, variants)

@@ -14,7 +14,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from compat.tables import PYTRITON_RELEASES
+from planner.tables import PYTRITON_RELEASES
 from remote._archive import wheel_layout_name
 from testbed.config import CACHE_DIR, cache_built
 from testbed.mirror import sha256_of
@@ -186,7 +186,7 @@ def standalone_python() -> tuple[Path, str]:
 @cache_built
 def uv_wheel() -> Path:
     """The pinned uv wheel for this machine from PyPI (once), verified against the table's sha256."""
-    from compat.tables import UV_VERSION, UV_WHEELS
+    from planner.tables import UV_VERSION, UV_WHEELS
 
     url, sha = UV_WHEELS["x86_64"]
     dest_dir = CACHE_DIR / "artifacts"

@@ -13,7 +13,7 @@ import tritonclient.grpc as tgrpc
 import tritonclient.http as thttp
 
 import testbed
-from compat.tables import PIP_DOWNLOADER_SHA256, PIP_DOWNLOADER_VERSION
+from planner.tables import PIP_DOWNLOADER_SHA256, PIP_DOWNLOADER_VERSION
 from testbed import (
     TestHost,
     host_index,

@@ -128,7 +128,7 @@ def test_a_torch_the_rules_would_not_choose_or_that_lacks_the_gpus_kernels_is_na
     no_sm90 = TorchReport(**{**CU130, "arch_list": ["sm_75", "sm_80", "sm_86", "sm_100", "sm_120"]})
     found = torch_findings(H200, "cu130", no_sm90)
     assert found[0] == "GPU 0 is sm_90; the wheel has kernels for ('7.5', '8.0', '8.6', '10.0', '12.0')"
-    assert found[1].startswith("compat/tables.py TORCH_CUDA_ARCHS['2.11']['cu130'] is")
+    assert found[1].startswith("planner/tables.py TORCH_CUDA_ARCHS['2.11']['cu130'] is")
     blind = TorchReport(**{**CU130, "available": False})
     assert torch_findings(H200, "cu130", blind) == [
         "torch 2.11.0+cu130 does not see the GPU (torch.cuda.is_available() is False)"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import remote
-from compat import tables
-from compat.rules import assess
 from config.settings import load
+from planner import tables
+from planner.rules import assess
 from tasks.triton.build import wanted_build
 from tasks.triton.image_config import image_config
 from testbed.registry import Registry, ngc_config
@@ -99,7 +99,7 @@ def test_an_images_text_is_taken_only_where_it_has_the_form_of_a_version() -> No
 def test_an_image_on_an_os_the_table_lacks_says_so() -> None:
     debian = oci_pull.config_summary(ngc_config().replace(b'"ubuntu"', b'"debian"').replace(b'"22.04"', b'"12"'))
     item = by_name(assessed(host(), debian), "triton image")
-    assert item.detail.startswith("it is built on debian 12, which the table of image bases (compat/tables.py) lacks")
+    assert item.detail.startswith("it is built on debian 12, which the table of image bases (planner/tables.py) lacks")
 
 
 def test_the_stub_of_an_images_triton_in_the_numpy_lt2_range_needs_numpy_below_2() -> None:

@@ -144,8 +144,8 @@ def test_a_pin_the_index_has_only_a_source_archive_of_is_named_before_any_change
 
 
 def test_a_host_whose_pins_have_no_wheel_is_refused_before_any_change() -> None:
-    from compat import preflight
     from config.settings import load
+    from planner import preflight
 
     refused = preflight.refusal("tb1", load({}), True, [], ("evil-pkg==1.0",))
     assert refused is not None and refused.reason.startswith("evil-pkg==1.0: the index has only a source archive")

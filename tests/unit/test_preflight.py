@@ -1,14 +1,14 @@
-"""deploy/provision.py's decisions after the rules, before any change (compat/preflight.py)."""
+"""deploy/provision.py's decisions after the rules, before any change (planner/preflight.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from compat import preflight
-from compat.assessment import Artifact, Decisions
-from compat.offline import Gap
 from config.layout import Layout
 from config.settings import load
+from planner import preflight
+from planner.assessment import Artifact, Decisions
+from planner.offline import Gap
 
 pytestmark = pytest.mark.unit
 
@@ -87,7 +87,7 @@ def test_offline_names_a_models_environment_whose_wheelhouse_is_not_complete() -
     """The venv's wheelhouse complete, a model environment's not: that one gap, named with what to do."""
     from pyinfra.context import ctx_host
 
-    from compat import offline
+    from planner import offline
     from tests.unit.test_operations import FixtureHost
 
     s = load({"offline": True, "venv_lock_dir": ""})

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from compat import disk_needs, tables
-from compat.rules import HostFacts, assess, package_for
 from config.settings import SettingsError, load
+from planner import disk_needs, tables
+from planner.rules import HostFacts, assess, package_for
 
 FIX = Path(__file__).parents[1] / "fixtures" / "facts"
 
@@ -728,7 +728,7 @@ def test_colab_2026_ubuntu2404_with_python313_uses_the_system_python312() -> Non
 
 
 def test_the_plan_says_what_a_provision_will_do_before_it_does_it() -> None:
-    from compat import report
+    from reports import assessment as report
 
     settings = load(
         {
@@ -766,7 +766,7 @@ def test_the_plan_says_what_a_provision_will_do_before_it_does_it() -> None:
 
 def test_the_plan_says_plainly_that_a_drive_holding_the_controller_s_state_is_trusted_as_root(monkeypatch) -> None:
     """A notebook's controller (@local, root) keeps its state on persist_dir: the drive the README calls untrusted."""
-    from compat import report
+    from reports import assessment as report
 
     monkeypatch.setattr("os.geteuid", lambda: 0)
     notebook = load({"persist_dir": "/content/drive/MyDrive/triton"}, "@local")
@@ -782,7 +782,8 @@ def test_the_plan_says_plainly_that_a_drive_holding_the_controller_s_state_is_tr
 def test_serving_defaults_come_from_the_hosts_cpus_where_a_model_sets_none() -> None:
     from dataclasses import astuple
 
-    from compat import report, tables
+    from planner import tables
+    from reports import assessment as report
     from tasks.models.serving import model_serving
 
     settings = load(

@@ -45,8 +45,8 @@ def test_a_report_is_private_from_its_first_byte_and_masked(tmp_path: Path) -> N
 
 
 def test_the_audit_report_holds_no_password(tmp_path: Path) -> None:
-    from compat.assessment import Assessment, Decisions
-    from compat.report import record
+    from planner.assessment import Assessment, Decisions
+    from reports.assessment import record
 
     decisions = Decisions(torch_index="https://ops:s3cret@mirror.example/whl/cpu")
     path = record("h1", Assessment(items=[], decisions=decisions), str(tmp_path / "a.json"))

@@ -43,7 +43,7 @@ def spec(**kw):
 def test_classification_config_on_cpu() -> None:
     s = settings(persist_dir="/persist")
     text = models.render_config(spec(), Layout(s), gpu_ids=[])
-    assert 'name: "m"' in text and "max_batch_size: 16" in text  # the CPU's default (compat/tables.py)
+    assert 'name: "m"' in text and "max_batch_size: 16" in text  # the CPU's default (planner/tables.py)
     assert (
         'name: "LABEL", data_type: TYPE_STRING' in text and 'name: "LOGITS", data_type: TYPE_FP32, dims: [ -1 ]' in text
     )

@@ -82,7 +82,7 @@ def test_the_key_file_is_taken_only_where_no_one_else_may_read_it(monkeypatch, t
 
 
 def test_the_plan_says_whether_the_drive_is_trusted_or_sealed(keyless, monkeypatch) -> None:
-    from compat import report
+    from reports import assessment as report
 
     monkeypatch.setattr("os.geteuid", lambda: 0)
     from config.settings import load

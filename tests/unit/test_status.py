@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compat import status, status_report
 from config.layout import Layout
 from config.settings import load
 from facts.server import ServerState
+from reports import status
+from reports import status_table as status_report
 
 FACTS = Path(__file__).parents[1] / "fixtures" / "facts"
 SERVING = json.loads((FACTS / "server.ServerStatus" / "serving-three-models.json").read_text())["fact"]

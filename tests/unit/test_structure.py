@@ -11,17 +11,23 @@ import pytest
 pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).parents[2]
-PACKAGES = ("bench", "compat", "config", "deploy", "facts", "inventories", "remote", "run", "tasks", "testbed", "tests")
-# Each room and the rooms it may import (README's Layout): config <- facts, run <- compat <- tasks <- deploy;
-# remote (the host scripts and their command builder) is below them all.
+PACKAGES = (
+    "bench", "config", "deploy", "facts", "inventories", "planner", "remote", "reports", "run", "tasks", "testbed",
+    "tests",
+)  # fmt: skip
+# Each room and the rooms it may import (README's Layout): config <- facts, run <- planner <- reports <- tasks <-
+# deploy;
+# remote (the host scripts' shared pieces and their command builder) is below them all. A concern's rules
+# (tasks/<concern>/ RULES) are the planner's room, its operations the tasks'.
 LAYERS = {
     "remote": set(),
     "config": {"remote"},
     "facts": {"remote", "config"},
     "run": {"remote", "config"},
-    "compat": {"remote", "config", "facts", "run"},
-    "tasks": {"remote", "config", "facts", "run", "compat"},
-    "deploy": {"remote", "config", "facts", "run", "compat", "tasks"},
+    "planner": {"remote", "config", "facts", "run"},
+    "reports": {"remote", "config", "facts", "run", "planner"},
+    "tasks": {"remote", "config", "facts", "run", "planner", "reports"},
+    "deploy": {"remote", "config", "facts", "run", "planner", "reports", "tasks"},
 }
 # A function read at once (developers' guide: ~80 lines), its nested functions and classes counted in it.
 MAX_FUNCTION_LINES = 80
@@ -143,9 +149,9 @@ def concern_rules() -> set[str]:
 
 
 def room_of(name: str, rules: set[str]) -> str:
-    """A module's room: its top folder; a concern folder's rules are the planner's (compat), its operations
+    """A module's room: its top folder; a concern folder's rules are the planner's, its operations
     the tasks'. So the planner reads a concern's rules, a concern's rules never read its operations."""
-    return "compat" if name in rules else name.split(".")[0]
+    return "planner" if name in rules else name.split(".")[0]
 
 
 def layer_breaches(graph: dict[str, set[str]], rules: set[str] | None = None) -> list[str]:
@@ -162,17 +168,17 @@ def layer_breaches(graph: dict[str, set[str]], rules: set[str] | None = None) ->
 
 
 def test_the_layer_check_names_a_room_importing_one_above_it() -> None:
-    assert layer_breaches({"compat.offline": {"tasks.wheelhouse", "facts.apt"}}) == [
-        "compat.offline -> tasks.wheelhouse"
+    assert layer_breaches({"planner.offline": {"tasks.wheelhouse", "facts.apt"}}) == [
+        "planner.offline -> tasks.wheelhouse"
     ]
-    assert layer_breaches({"tasks.switch": {"compat.installed", "run.host_log"}}) == []
+    assert layer_breaches({"tasks.switch": {"planner.installed", "run.host_log"}}) == []
 
 
 def test_a_concern_s_rules_are_read_by_the_planner_and_never_read_its_operations() -> None:
     rules = {"tasks.venv.plan", "tasks.venv.state"}
-    assert layer_breaches({"compat.rules": {"tasks.venv.plan"}, "tasks.venv.plan": {"compat.tables"}}, rules) == []
-    assert layer_breaches({"compat.offline": {"tasks.venv.wheelhouse"}}, rules) == [
-        "compat.offline -> tasks.venv.wheelhouse"
+    assert layer_breaches({"planner.rules": {"tasks.venv.plan"}, "tasks.venv.plan": {"planner.tables"}}, rules) == []
+    assert layer_breaches({"planner.offline": {"tasks.venv.wheelhouse"}}, rules) == [
+        "planner.offline -> tasks.venv.wheelhouse"
     ]
     assert layer_breaches({"tasks.venv.state": {"tasks.venv.operations"}}, rules) == [
         "tasks.venv.state -> tasks.venv.operations"

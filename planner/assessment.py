@@ -1,12 +1,11 @@
 """What the rules produce: the host facts they read, the decisions provisioning acts on, and the
-assessment that holds both with the audit's items (compat/items.py)."""
+assessment that holds both with the audit's items (planner/items.py)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from compat.items import Item
 from facts.disk import FreeSpaceData
 from facts.files import UnsafePart
 from facts.image import ImageConfigData
@@ -16,12 +15,13 @@ from facts.python import PythonInterpreter
 from facts.system import AccountData, CRuntimeData, InitSystemData, OsReleaseData
 from facts.triton import TritonInstallData
 from facts.venv import VenvData
+from planner.items import Item
 from tasks.models.serving import Serving
 
 
 @dataclass
 class HostFacts:
-    """The facts the rules read, as gathered from one host (compat/reading.py, facts/)."""
+    """The facts the rules read, as gathered from one host (planner/reading.py, facts/)."""
 
     os: OsReleaseData | None
     c_runtime: CRuntimeData
@@ -40,7 +40,7 @@ class HostFacts:
     init: InitSystemData | None = None
     hf_home_exists: bool = False
     env_files_exist: bool = False
-    system_ca_bundle: bool = False  # compat.tables.SYSTEM_CA_BUNDLE exists on the host
+    system_ca_bundle: bool = False  # planner.tables.SYSTEM_CA_BUNDLE exists on the host
     standalone_python_exists: bool = False  # the standalone CPython of python_standalone_url is unpacked
     uv_pythons: list[str] = field(default_factory=list)  # minor versions of the CPythons uv installed, checked
     persist_dir: dict[str, Any] | None = None  # pyinfra's Directory fact of persist_dir: user, group, mode (755)

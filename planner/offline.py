@@ -10,14 +10,14 @@ from pyinfra import host
 from pyinfra.facts.deb import DebPackages
 from pyinfra.facts.files import Sha256File
 
-from compat.assessment import Decisions
-from compat.tables import UV_VERSION, UV_WHEELS
 from config.layout import Layout
 from config.secrets import mask
 from config.settings import Settings
 from facts.apt import AptDownloads
 from facts.files import TreeEntries
 from facts.hub import HubSnapshot
+from planner.assessment import Decisions
+from planner.tables import UV_VERSION, UV_WHEELS
 from tasks.triton.build import cache_proof
 from tasks.venv.plan import VenvPlan
 from tasks.venv.state import wheels_at_hand

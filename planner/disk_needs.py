@@ -1,6 +1,6 @@
-"""Disk the install needs, in bytes, per part (compat/installed.py checks the host's free space against
+"""Disk the install needs, in bytes, per part (planner/installed.py checks the host's free space against
 these before anything is written); measured here unless said otherwise. [pbs]: the standalone CPython
-builds (see compat/tables.py's sources); [machine notes]: ../shared/notes, the CUDA machines' figures."""
+builds (see planner/tables.py's sources); [machine notes]: ../shared/notes, the CUDA machines' figures."""
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB

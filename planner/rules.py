@@ -1,17 +1,19 @@
 """The compatibility rules: host facts + settings -> an assessment (audit items and the decisions
-provisioning acts on). Pure functions; every number comes from compat/tables.py.
+provisioning acts on). Pure functions; every number comes from planner/tables.py.
 
 The audit prints what `assess()` finds; provisioning acts on its decisions and refuses to start
 while any item is a blocker. Each subject decides in its own module and returns its result:
 tasks/triton/build.py (build, artifact, OS, C runtime, host libraries), tasks/python/choice.py,
-tasks/venv/torch_choice.py, compat/installed.py (disk, install, venv, environment, ports).
+tasks/venv/torch_choice.py, planner/installed.py (disk, install, venv, environment, ports).
 """
 
 from __future__ import annotations
 
-from compat import tables
-from compat.assessment import Assessment, Decisions, HostFacts
-from compat.installed import (
+from config.layout import Layout
+from config.settings import Settings
+from planner import tables
+from planner.assessment import Assessment, Decisions, HostFacts
+from planner.installed import (
     check_disk,
     check_environment,
     check_install_paths,
@@ -23,9 +25,7 @@ from compat.installed import (
     check_venv,
     persist_wiped,
 )
-from compat.items import Item
-from config.layout import Layout
-from config.settings import Settings
+from planner.items import Item
 from tasks.apt.distro import package_for
 from tasks.models.serving import check_model_backends, model_pins, model_serving
 from tasks.python.choice import PythonChoice, choose_python, stub_fix

@@ -1,4 +1,4 @@
-"""A host's status (compat/status.py) shown: aligned lines with the log's last lines where the server
+"""A host's status (reports/status.py) shown: aligned lines with the log's last lines where the server
 should run and does not, and every host of the run in one JSON report (0600)."""
 
 from __future__ import annotations

@@ -12,8 +12,6 @@ from pyinfra.api.host import Host
 from pyinfra.facts.files import Directory, File
 from pyinfra.facts.hardware import Cpus
 
-from compat.rules import Assessment, HostFacts, assess
-from compat.tables import SYSTEM_CA_BUNDLE
 from config.layout import Layout
 from config.settings import Settings, load, load_inventory, record_name
 from facts.disk import FreeSpace
@@ -26,6 +24,8 @@ from facts.python import PythonInterpreters
 from facts.system import Account, CRuntime, InitSystem, MachineId, OsRelease
 from facts.triton import TritonInstall
 from facts.venv import VenvPackages
+from planner.rules import Assessment, HostFacts, assess
+from planner.tables import SYSTEM_CA_BUNDLE
 from run import batch, timings
 from tasks.server.front_plan import upgrade_mode
 from tasks.triton.image_config import image_config

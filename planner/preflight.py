@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compat.assessment import Decisions
-from compat.offline import Gap
 from config.layout import Layout
 from config.secrets import has_credentials
 from config.settings import Settings
+from planner.assessment import Decisions
+from planner.offline import Gap
 from tasks.venv.plan import VenvPlan, plan, snapshot_codec
 
 
@@ -56,7 +56,7 @@ def refusal(
 ) -> Refusal | None:
     """Why this host is refused before any change, or None: zstd asked for and absent; offline and the
     caches lacking something (each named with what to fetch); pins the index has only source archives for
-    (sdists: compat/lock_digests.sdist_only); a kept lock whose files, relayed by the controller, are named
+    (sdists: tasks/venv/lock_digests.sdist_only); a kept lock whose files, relayed by the controller, are named
     as no wheel is (unsafe_lock: the lock's path, those names)."""
     lock_store, unsafe_names = unsafe_lock
     if unsafe_names:

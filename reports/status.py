@@ -1,5 +1,5 @@
 """What a provisioned host runs (deploy/status.py), gathered from facts, changing nothing: `assemble` is
-pure, facts in, one host's status out. compat/status_report.py shows it (a table, a JSON report)."""
+pure, facts in, one host's status out. reports/status_table.py shows it (a table, a JSON report)."""
 
 from __future__ import annotations
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compat import disk_needs, tables
-from compat.assessment import HostFacts
-from compat.drives import drive_item
-from compat.items import Item, blocker, incompatible, missing, ok
 from config.layout import Layout
 from config.ports import FRONT_SLOT_OFFSETS
 from config.settings import Settings
 from config.versions import version_key
 from facts.disk import FreeSpaceData
+from planner import disk_needs, tables
+from planner.assessment import HostFacts
+from planner.drives import drive_item
+from planner.items import Item, blocker, incompatible, missing, ok
 from tasks.apt.distro import package_for
 from tasks.python.choice import PythonChoice, stub_fix
 

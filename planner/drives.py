@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compat.items import Item, ok
+from planner.items import Item, ok
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compat.rules import Assessment, Decisions
 from config import state_seal
 from config.secrets import mask, write_private
 from config.settings import Settings
+from planner.rules import Assessment, Decisions
 
 _MARK = {"ok": "OK", "missing": "MISSING", "incompatible": "INCOMPATIBLE"}
 # Reports of the hosts audited so far in this run (pyinfra loads the deploy file once per host).
