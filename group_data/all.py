@@ -223,11 +223,15 @@ rolling_max_failures = "0"
 # One download for many hosts: the controller fetches each file the hosts need (the Triton artifact,
 # a standalone Python, uv, and every wheel of a kept lock) once into controller_cache_dir, checked
 # against the same sha256 the hosts check, and sends it to each host that lacks it over the connection
-# the run already has; each host checks it again before it takes its place. "auto" = where the inventory
-# has two or more hosts over SSH; "yes" = for one host too; "no" = each host downloads on its own (hosts
-# nearer to the internet than to the controller). Never for @local. The controller fetches with its own
-# environment's proxies (HTTPS_PROXY ...), not the hosts' http_proxy.
-downloads_via_controller = "auto"
+# the run already has; each host checks it again before it takes its place. "no" (the default) = each host
+# downloads on its own: a fleet's hosts reach the internet faster than the controller can push to them all
+# (its uplink carries every host's copy): 8 GPU hosts (3.8 GiB of torch's CUDA wheels each) take 5.5 min on
+# their own and 3.8 h through a laptop's 20 Mbit/s uplink, 10.2 min through a bastion's 1 Gbit/s
+# (`python -m bench.fleet_model`, BENCHMARKS.md section 30); the cost is each host's bytes from outside.
+# "yes" = through the controller: for hosts that reach only the controller (air-gapped). "auto" = where the
+# inventory has two or more hosts over SSH and none needs a proxy (a controller beside its hosts). Never for
+# @local. The controller fetches with its own environment's proxies (HTTPS_PROXY ...), not the hosts'.
+downloads_via_controller = "no"
 # The apt archives the controller fetches from for its hosts (with downloads_via_controller): the origins
 # (scheme://host[:port], commas between) a host's apt URLs must have for the controller to fetch them; a
 # URL of any other origin, or not of apt's own shapes (/dists/SUITE/..., /pool/...; no query), is left to

@@ -53,6 +53,7 @@ def test_a_new_build_rolls_out_two_hosts_at_a_time_and_a_failed_host_rolls_back(
         ports.update({h.name: named_ports(4 + i) for i, h in enumerate(more)})
         kept = {"provision_records_dir": str(tmp_path / "records"), "status_report_path": str(tmp_path / "s.json")}
         kept["controller_cache_dir"] = str(tmp_path / "controller-cache")  # empty: what the run fetches is counted
+        kept["downloads_via_controller"] = "auto"  # four SSH hosts, no proxy: through the controller
         lock_kept = any(Path(served["venv_lock_dir"]).glob("*.lock"))
         since = len(mirror.requests())
 

@@ -220,6 +220,7 @@ def test_a_fleet_with_one_blocked_host_provisions_the_others_and_names_each(
     model = {"name": "clf_hub", "source": "hub:fleet/clf@main", "task": "text-classification"}
     fleet = {**served, "hf_endpoint": hub.url, "models": [model]}
     fleet["controller_cache_dir"] = str(tmp_path / "controller-cache")  # empty: the controller's fetch is counted
+    fleet["downloads_via_controller"] = "auto"  # two SSH hosts, no proxy: through the controller
     for h in two_hosts:
         h.ssh("rm -rf /persist/apt")  # apt installs (and fetches) again: through the controller
     bad = TestHost(testbed.up(1, prefix="fleet")[0])
