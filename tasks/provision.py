@@ -103,7 +103,7 @@ def provision_host(overrides: Mapping[str, Any] | None = None) -> Settings | Non
     size = host.get_fact(UrlSize, url=artifact.url, **via) if via is not None else None
     server = serve_models.server_change(settings, layout, decisions, reading.gpu_ids)
     print(report.plan(host.name, settings, decisions, cached, server, size, installed, relay), flush=True)
-    install(reading, venv_plan, cached, installed, relay, env_plans)
+    install(reading, venv_plan, cached, installed, env_plans)
     return settings
 
 
@@ -112,21 +112,20 @@ def install(
     venv_plan: VenvPlan,
     artifact_verified: bool,
     artifact_installed: bool,
-    relay: str = "",
     env_plans: Mapping[str, VenvPlan] | None = None,
 ) -> None:
     """Every step, each an idempotent operation, in order, for the host as read (its settings, layout, the
-    rules' decisions). relay: the controller's cache folder where the host's downloads go through it
-    (tasks/downloads/relay.py), else "". env_plans: the models' own environments (model name -> its plan)."""
+    rules' decisions). env_plans: the models' own environments (model name -> its plan). Where each file
+    comes from, the host or the controller's relay, each step asks relay.relay_dir: one call decides."""
     settings, layout, decisions = reading.settings, reading.layout, reading.assessment.decisions
     env_plans = env_plans or {}
     # a venv snapshot kept on the persistent path starts unpacking now, while apt and Triton install
     venv.restore_started(name="venv snapshot unpacking (background)", plan=venv_plan)
     net = network_settings(settings, layout)
     apt_store = apt_digest_store(settings, host_key(host.name, reading.facts.machine_id))  # by name and who it is
-    apt_libraries(settings, layout, decisions, net, relay, apt_store)
-    triton_server(settings, layout, decisions, artifact_verified, artifact_installed, net, relay)
-    standalone_python(settings, layout, decisions, decisions.machine, net, relay)
+    apt_libraries(settings, layout, decisions, net, apt_store)
+    triton_server(settings, layout, decisions, artifact_verified, artifact_installed, net)
+    standalone_python(settings, layout, decisions, decisions.machine, net)
     environment.configured(layout=layout, libpython_dir=decisions.libpython_dir, python=decisions.script_python)
     python_packages(settings, layout, venv_plan, net)
     model_envs.built(env_plans, net)
@@ -134,7 +133,7 @@ def install(
     mode = None if settings.triton_user == "root" else "755"
     files.directory(name="HF_HOME on the persistent path", path=layout.hf_home, mode=mode)
     # models, the repository and the server: restarted only when what it runs changed
-    serving = dict(serve(settings, layout, decisions, reading.gpu_ids, relay))
+    serving = dict(serve(settings, layout, decisions, reading.gpu_ids))
     # the venv's snapshot, taken once the server has run: it then holds the bytecode that the stub's
     # imports (torch, numpy) compiled, so a server started after a reset skips that work
     if settings.venv_snapshot:
@@ -152,12 +151,10 @@ def network_settings(settings: Settings, layout: Layout) -> NetworkArgs:
     return network.shell_args(layout.network_settings_file, settings.network_env)
 
 
-def apt_libraries(
-    settings: Settings, layout: Layout, decisions: Decisions, net: NetworkArgs, relay: str, apt_store: str
-) -> None:
-    """apt runtime libraries the build and the stub need on this distro (cached on the persistent path);
-    relay: the controller's cache folder where the .debs go through it, else ""; apt_store: where the
-    controller keeps the apt cache's digest ("" for nowhere)."""
+def apt_libraries(settings: Settings, layout: Layout, decisions: Decisions, net: NetworkArgs, apt_store: str) -> None:
+    """apt runtime libraries the build and the stub need on this distro (cached on the persistent path; the
+    .debs through the controller where relay_dir says); apt_store: where the controller keeps the apt cache's
+    digest ("" for nowhere)."""
     apt_packages.installed(
         name="apt runtime libraries",
         packages=decisions.apt_packages,
@@ -166,7 +163,7 @@ def apt_libraries(
         state_dir=layout.apt_state,
         manifest_sha256=apt_packages.manifest_digest_kept(apt_store),
         digest_store=apt_store,
-        relay=relay,
+        relay=controller_downloads.relay_dir(settings, host),
         relay_origins=settings.apt_relay_origins,
         **net,
     )
@@ -179,10 +176,10 @@ def triton_server(
     artifact_verified: bool,
     artifact_installed: bool,
     net: NetworkArgs,
-    relay: str = "",
 ) -> None:
     """Triton from a checksummed artifact, cached on the persistent path, unpacked beside the one in use."""
     artifact = decisions.chosen_artifact  # decided once, by the rules (tasks/triton/build.py)
+    relay = controller_downloads.relay_dir(settings, host)
     _, repository, _ = image_parts(settings.triton_image)
     if settings.triton_source == "image" and relay:  # one pull for many hosts: the controller's
         image_relay.image_sent(
@@ -235,11 +232,10 @@ def triton_server(
     )
 
 
-def standalone_python(
-    settings: Settings, layout: Layout, decisions: Decisions, arch: str, net: NetworkArgs, relay: str = ""
-) -> None:
+def standalone_python(settings: Settings, layout: Layout, decisions: Decisions, arch: str, net: NetworkArgs) -> None:
     """Where no host Python fits: a standalone CPython (triton_python, python_standalone_url), or one the
     pinned uv installs (the default), its archive cached; nothing where a host Python serves."""
+    relay = controller_downloads.relay_dir(settings, host)
     if decisions.python_source == "standalone":
         downloads.cached(
             name="Standalone Python in the cache",

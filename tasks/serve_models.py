@@ -17,6 +17,7 @@ from planner.assessment import Decisions
 from planner.reading import read_host_timed
 from run import run_summary
 from tasks import network, server_user
+from tasks.downloads.relay import relay_dir
 from tasks.models import control as model_control
 from tasks.models import hub_relay
 from tasks.models import repository as models
@@ -89,11 +90,10 @@ def server_change(settings: Settings, layout: Layout, decisions: Decisions, gpu_
     return f"will restart (pid {state['pid']}): {why}" + ("" if refused == "-" else f"; not handed over: {refused}")
 
 
-def serve(
-    settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int], relay: str = ""
-) -> tuple[tuple[str, str], ...]:
-    """Add the serving operations for one host; returns what the server is to run, (link, target) pairs.
-    relay: the controller's cache folder where the host's downloads go through it (hub models too), else ""."""
+def serve(settings: Settings, layout: Layout, decisions: Decisions, gpu_ids: list[int]) -> tuple[tuple[str, str], ...]:
+    """Add the serving operations for one host; returns what the server is to run, (link, target) pairs. A
+    hub model's files come through the controller where relay_dir says (deploy/serve.py's run too)."""
+    relay = relay_dir(settings, host)
     venv_python = f"{venv_plan.target(settings, layout, decisions)}/bin/python3"
     # the server's user first: the hub's files are fetched as that user, into its cache
     server_user.present(
