@@ -8,7 +8,7 @@ from dataclasses import replace
 from config.layout import Layout
 from config.ports import FRONT_SLOT_OFFSETS
 from config.settings import Settings
-from config.versions import version_key
+from config.versions import satisfies
 from facts.disk import FreeSpaceData
 from planner import disk_needs, tables
 from planner.assessment import HostFacts
@@ -170,7 +170,7 @@ def check_venv(
         else:
             items.append(missing(f"venv {name}", f"{have or 'not installed'}, {version} wanted", FIX))
     numpy = venv["packages"].get("numpy")
-    if build and build.numpy_spec == "<2" and numpy and version_key(numpy) >= (2,):
+    if build and build.numpy_spec == "<2" and numpy and not satisfies(numpy, "<2"):
         why = f"numpy {numpy}: the Triton {build.version} stub fails on string tensors with numpy 2"
         items.append(incompatible("venv numpy<2", why, FIX + f" (pins numpy {settings.numpy_version})"))
     return _parts(items)

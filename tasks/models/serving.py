@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from config import triton_model
 from config.models import ModelSpec
-from config.versions import version_key
+from config.versions import satisfies
 from planner import tables
 from planner.items import Item, blocker, ok
 
@@ -176,7 +176,7 @@ def _own_env(
             )
         )
     numpy = wanted.get("numpy", "")
-    if numpy_lt2 and numpy and version_key(numpy) >= (2,):
+    if numpy_lt2 and numpy and not satisfies(numpy, "<2"):
         problems.append(
             blocker(
                 name,

@@ -53,7 +53,7 @@ def covers(archs: tuple[str, ...], capability: str) -> bool:
     cc = version_key(capability)
     for arch in archs:
         built = version_key(arch.removesuffix("+PTX"))
-        if built[0] == cc[0] and built <= cc:
+        if built.release[0] == cc.release[0] and built <= cc:
             return True
         if arch.endswith("+PTX") and built <= cc:
             return True
@@ -79,7 +79,7 @@ def _fits_gpus(torch_minor: str, variant: str, capabilities: list[str]) -> bool:
     if archs is not None:
         return all(covers(archs, cc) for cc in capabilities)
     low = any(version_key(cc) < version_key(tables.CUDA13_MIN_COMPUTE_CAPABILITY) for cc in capabilities)
-    return not (low and version_key(variant_cuda(variant)) >= (13,))
+    return not (low and version_key(variant_cuda(variant)) >= version_key("13"))
 
 
 def choose_torch_variant(nvidia: NvidiaData, torch_minor: str, variants: tuple[str, ...]) -> tuple[str | None, str]:
