@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -80,20 +81,39 @@ def test_mirror_serves_a_host_and_logs_it(host: TestHost, mirror, tmp_path: Path
     assert ("GET", "/t/artifact.bin", 200) in mirror.requests()
 
 
-def _testbed_cli(state: Path, *args: str) -> subprocess.CompletedProcess:
+def _testbed_cli(state: Path, *args: str, last_port: int = 0, check: bool = True) -> subprocess.CompletedProcess:
     # a test bed beside this worker's, with ports of its own (testbed/ports.py): sharing the worker's, its
-    # host could take the port of one of the worker's hosts while that one is down
+    # host could take the port of one of the worker's hosts while that one is down. last_port: a shorter range
     nested = bed_ports(worker_number(os.environ.get("PYTEST_XDIST_WORKER", "")), nested=True)
     env = {**os.environ, "TRITON_TESTBED_DIR": str(state), **nested.env()}
+    if last_port:
+        env["TRITON_TESTBED_LAST_SSH_PORT"] = str(last_port)
     return subprocess.run(
         [sys.executable, "-m", "testbed", *args],
         cwd=REPO,
         env=env,
         capture_output=True,
         text=True,
-        check=True,
+        check=check,
         timeout=600,
     )
+
+
+def test_an_up_that_runs_out_of_ports_leaves_no_host_behind(tmp_path: Path) -> None:
+    """Three hosts asked of a bed with two SSH ports: the up fails naming the range, and the two it booted
+    are stopped (they were never recorded: `down` could not have found them, their sshd kept the ports)."""
+    state = tmp_path / "tb"
+    first = bed_ports(worker_number(os.environ.get("PYTEST_XDIST_WORKER", "")), nested=True).ssh_first
+    res = _testbed_cli(state, "up", "--hosts", "3", last_port=first + 1, check=False)
+    try:
+        assert res.returncode != 0 and f"no free SSH port in this test bed's range {first}..{first + 1}" in res.stderr
+        recorded = state / "state.json"  # the failed up recorded no host (nor made the file, for a new bed)
+        assert not recorded.exists() or json.loads(recorded.read_text())["hosts"] == {}
+        for port in (first, first + 1):  # nothing listens there any more
+            with socket.socket() as sock:
+                assert sock.connect_ex(("127.0.0.1", port)) != 0, port
+    finally:
+        _testbed_cli(state, "down")
 
 
 def test_up_reset_down_leave_nothing_behind(tmp_path: Path) -> None:
