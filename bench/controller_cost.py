@@ -1,9 +1,11 @@
-"""What one controller process costs per host (issue 58 part 3): an audit of 1, 16 and 64 fresh test hosts in one
+"""What one controller process costs per host (issue 58 part 3): an audit of 1, 16 and 48 fresh test hosts in one
 pyinfra run (pyinfra runs the hosts as greenlets of one process), its wall time, the controller's CPU seconds
 (user + system), its peak memory (max RSS) and its peak number of open TCP connections; a first audit (every
 fact read one by one) and a repeat (the facts list kept: one round trip a host).
 
-    python -m bench.controller_cost [--hosts 1 16 64] [--runs 2]
+    python -m bench.controller_cost [--hosts 1 16 48] [--runs 2]
+
+(The test bed holds 50 hosts: its SSH port range, testbed/ports.py.)
 
 The hosts are the test bed's (each an sshd in its own root file system, sharing this machine's cores and
 kernel): what the hosts' side costs runs on the same two cores, so the wall time is the machine's, while CPU,
@@ -23,8 +25,7 @@ import time
 from pathlib import Path
 
 import testbed
-from bench.common import inventory
-from testbed import TestHost
+from testbed import TestHost, write_inventory
 from testbed.runner import REPO
 
 
@@ -75,7 +76,7 @@ def audited(inv: Path) -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--hosts", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--hosts", type=int, nargs="+", default=[1, 16, 48])
     parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
     hosts = [TestHost(h) for h in testbed.up(max(args.hosts), prefix="cc")]
@@ -84,9 +85,8 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp_dir:
             tmp = Path(tmp_dir)
             for count in args.hosts:
-                inv = inventory(
-                    tmp / f"inv{count}.py", hosts[:count], {"provision_records_dir": str(tmp / f"r{count}")}, tmp
-                )
+                records = {"provision_records_dir": str(tmp / f"r{count}"), "audit_report_path": str(tmp / "a.json")}
+                inv = write_inventory(tmp / f"inv{count}.py", hosts[:count], records)  # one Triton port plan: an audit
                 first = audited(inv)  # no facts list yet: every fact asked one by one
                 repeats = [audited(inv) for _ in range(args.runs)]
                 repeat = {k: statistics.median(r[k] for r in repeats) for k in first}
