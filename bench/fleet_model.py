@@ -64,18 +64,19 @@ class Links:
     controller_down: float
     host_internet: float
     lan: float
-    ssh: float  # what one SSH connection of the controller's carries at most: pyinfra's put_file (paramiko's SFTP)
-    # measured 1,056-1,477 Mbit/s, median 1,438, to a test host on this 2-core machine (`python -m bench.ssh_push`,
-    # 256 MiB, 3 runs, 2026-12-08): 1,400 in the presets
+    ssh: float  # what one SSH connection of the controller's carries at most (SSH_MBIT)
 
 
+# What one SSH connection carries: pyinfra's put_file (paramiko's SFTP), measured 1,056-1,477 Mbit/s, median
+# 1,438, to a test host on this 2-core machine (`python -m bench.ssh_push`, 256 MiB, 3 runs, 2026-12-08)
+SSH_MBIT = 1_400
 PRESETS = {
     # a laptop at home: a cable line's 100 down and 20 up; the hosts in a cloud region
-    "home": Links(controller_up=20, controller_down=100, host_internet=2_500, lan=10_000, ssh=1_400),
+    "home": Links(controller_up=20, controller_down=100, host_internet=2_500, lan=10_000, ssh=SSH_MBIT),
     # a bastion in the hosts' region: 1 Gbit/s both ways
-    "bastion": Links(controller_up=1_000, controller_down=1_000, host_internet=2_500, lan=10_000, ssh=1_400),
+    "bastion": Links(controller_up=1_000, controller_down=1_000, host_internet=2_500, lan=10_000, ssh=SSH_MBIT),
     # air-gapped hosts: no internet; the controller (which has it) at LAN speed
-    "airgap": Links(controller_up=1_000, controller_down=1_000, host_internet=0, lan=10_000, ssh=1_400),
+    "airgap": Links(controller_up=1_000, controller_down=1_000, host_internet=0, lan=10_000, ssh=SSH_MBIT),
 }
 
 
@@ -153,7 +154,7 @@ def here(hosts: int, route: str) -> float:
     least one host's wall), loopback links (no transfer time), the controller's SSH pushes at links.ssh."""
     p = PROFILES["cpu"]
     installs = max(p.install_s, hosts * p.install_cpu_s / 2)
-    push = seconds(hosts * p.relayable, PRESETS["home"].ssh) if route == "through the controller" and hosts > 1 else 0
+    push = seconds(hosts * p.relayable, SSH_MBIT) if route == "through the controller" and hosts > 1 else 0
     return installs + push + CONTROLLER_S_PER_HOST * hosts
 
 

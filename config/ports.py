@@ -16,6 +16,19 @@ FRONT_SOCKET = "run/front/admin.sock"  # HAProxy's runtime socket, under triton_
 FRONT_SOCKET_MAX = 97
 
 
+FRONT_MAY_RUN = ("front", "auto")  # the triton_upgrade values a host may get the front with ("auto": under systemd)
+
+
+def front_socket(home: str) -> str:
+    """HAProxy's runtime socket under this triton_home (in a folder of the server's user, who runs HAProxy)."""
+    return f"{home.rstrip('/')}/{FRONT_SOCKET}"
+
+
+def _where(upgrade: str) -> str:
+    """Where the front runs with this triton_upgrade, as a message says it ('auto': only under systemd)."""
+    return " (with 'auto': where systemd runs the host)" if upgrade == "auto" else ""
+
+
 def port_conflicts(v: dict[str, Any]) -> list[str]:
     """One message per port the settings give twice, with its fix."""
     out: list[str] = []
@@ -24,27 +37,18 @@ def port_conflicts(v: dict[str, Any]) -> list[str]:
         out.append(f"triton_http_port, triton_grpc_port and triton_metrics_port must differ, got {ports}")
     elif (handover := v["triton_metrics_handover_port"] or v["triton_metrics_port"] + 1) in ports:
         out.append(f"triton_metrics_handover_port {handover} is one of the other ports {ports}: set a free one")
-    elif v["triton_upgrade"] in ("front", "auto") and (
+    elif v["triton_upgrade"] in FRONT_MAY_RUN and (
         shared := set(ports) & {p + o for p in ports for o in FRONT_SLOT_OFFSETS.values()}
     ):
         out.append(
-            f"triton_upgrade = '{v['triton_upgrade']}' puts the servers on each port + 10 and + 20 (with 'auto': "
-            f"where systemd runs the host), and {sorted(shared)} is one "
-            f"of the ports {ports} too: choose ports none of which is another's + 10 or + 20"
+            f"triton_upgrade = '{v['triton_upgrade']}' puts the servers on each port + 10 and + 20"
+            f"{_where(v['triton_upgrade'])}, and {sorted(shared)} is one of the ports {ports} too: choose ports none "
+            "of which is another's + 10 or + 20"
         )
-    if v["triton_upgrade"] in ("front", "auto"):
-        out += socket_too_long(v["triton_home"], v["triton_upgrade"])
+    if v["triton_upgrade"] in FRONT_MAY_RUN and len(path := front_socket(v["triton_home"])) > FRONT_SOCKET_MAX:
+        out.append(
+            f"triton_home {v['triton_home']!r} is too long for the front{_where(v['triton_upgrade'])}: "
+            f"HAProxy's runtime socket {path} would be {len(path)} characters, and HAProxy takes at most "
+            f"{FRONT_SOCKET_MAX}; choose a shorter triton_home, or triton_upgrade = 'handover'"
+        )
     return out
-
-
-def socket_too_long(home: str, upgrade: str) -> list[str]:
-    """The front's runtime socket under this triton_home, where HAProxy would refuse it as too long."""
-    path = f"{home.rstrip('/')}/{FRONT_SOCKET}"
-    if len(path) <= FRONT_SOCKET_MAX:
-        return []
-    where = " (with 'auto': where systemd runs the host)" if upgrade == "auto" else ""
-    return [
-        f"triton_home {home!r} is too long for the front{where}: HAProxy's runtime socket {path} would be "
-        f"{len(path)} characters, and HAProxy takes at most {FRONT_SOCKET_MAX}; choose a shorter triton_home, "
-        "or triton_upgrade = 'handover'"
-    ]

@@ -16,6 +16,7 @@ from planner.drives import drive_item
 from planner.items import Item, blocker, incompatible, missing, ok
 from tasks.apt.distro import package_for
 from tasks.python.choice import PythonChoice, stub_fix
+from tasks.server.front_plan import slot_ports
 
 FIX = "run deploy/provision.py"
 
@@ -250,9 +251,9 @@ def persist_wiped(facts: HostFacts, settings: Settings) -> Item | None:
 def check_ports(facts: HostFacts, settings: Settings) -> list[Item]:
     """Each of the server's ports (and behind the front each slot's) free, or held by a tritonserver or by our
     front (HAProxy, its pid FrontState's); another holder is named."""
-    slots = FRONT_SLOT_OFFSETS.items() if settings.triton_upgrade == "front" else ()
+    slots = FRONT_SLOT_OFFSETS if settings.triton_upgrade == "front" else ()
     public = [(name, name, port) for name, port in settings.triton_ports]
-    ports = [*public, *((n, f"{n} (slot {s})", p + o) for s, o in slots for n, p in settings.triton_ports)]
+    ports = [*public, *((n, f"{n} (slot {s})", p) for s in slots for n, p in slot_ports(settings, s).items())]
     items = []
     for name, label, port in ports:
         holders = facts.ports.get(port) or facts.ports.get(str(port)) or []  # JSON keys are strings

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from config.layout import Layout
-from config.ports import FRONT_SLOT_OFFSETS
 from config.secrets import mask
 from config.settings import Settings
 from remote._common import printable
+from tasks.server.front_plan import slot_ports
 
 
 def _torch(packages: dict[str, str]) -> dict[str, str] | None:
@@ -62,7 +62,7 @@ def _front(settings: Settings, facts: dict[str, Any]) -> dict | None:
     if not front.get("pid"):
         return None
     slot = front["slot"]
-    ports = {label: port + FRONT_SLOT_OFFSETS[slot] for label, port in settings.triton_ports}
+    ports = slot_ports(settings, slot)
     return {"pid": front["pid"], "slot": slot, "ports": ports, "bound": _bound(facts, ports, facts["server"]["pid"])}
 
 

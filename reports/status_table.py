@@ -24,6 +24,15 @@ def _uptime(seconds: float | None) -> str:
     return f"{whole // 3600}h {whole % 3600 // 60}m {whole % 60}s"
 
 
+def _ports(where: dict) -> str:
+    """Each port of where["ports"], with the addresses where["bound"] says it is bound to: "http 8000 (bound
+    127.0.0.1), grpc 8001"."""
+    bound = where["bound"]
+    return ", ".join(
+        f"{k} {p}" + (f" (bound {','.join(bound[k])})" if bound[k] else "") for k, p in where["ports"].items()
+    )
+
+
 def table(host_name: str, status: dict) -> str:
     """The status as aligned lines, the log's last lines under a server that should run and does not."""
     t, srv, v, last = status["triton"], status["server"], status["venv"], status["last_provision"]
@@ -44,25 +53,13 @@ def table(host_name: str, status: dict) -> str:
             if srv["running"]
             else ("NOT RUNNING (it should)" if srv["should_run"] else "stopped"),
         ),
-        (
-            "listen",
-            f"{status['listen']['address']} "
-            + ", ".join(
-                f"{k} {p}"
-                + (f" (bound {','.join(status['listen']['bound'][k])})" if status["listen"]["bound"][k] else "")
-                for k, p in status["listen"]["ports"].items()
-            ),
-        ),
+        ("listen", f"{status['listen']['address']} {_ports(status['listen'])}"),
     ]
     if front := status.get("front"):
         rows.append(
             (
                 "front",
-                f"HAProxy pid {front['pid']} on those ports, to the server on slot {front['slot']}: "
-                + ", ".join(
-                    f"{k} {p}" + (f" (bound {','.join(front['bound'][k])})" if front["bound"][k] else "")
-                    for k, p in front["ports"].items()
-                ),
+                f"HAProxy pid {front['pid']} on those ports, to the server on slot {front['slot']}: {_ports(front)}",
             )
         )
     for m in status["models"]:

@@ -57,47 +57,42 @@ def up(
         used = {h.ssh_port for h in hosts.values()}
         made: list[Host] = []
         try:
-            _boot_more(count, prefix, release, init, user, hosts, used, made, state)
+            i = 1
+            while len(made) < count:
+                name = f"{prefix}{i}"
+                i += 1
+                if name in hosts:
+                    continue
+                port = FIRST_SSH_PORT
+                while port in used or not _port_free(port):
+                    port += 1
+                    if port > LAST_SSH_PORT:
+                        raise TestbedError(
+                            f"no free SSH port in this test bed's range {FIRST_SSH_PORT}..{LAST_SSH_PORT} "
+                            "(testbed/ports.py): `python -m testbed down` stops its hosts"
+                        )
+                used.add(port)
+                host = Host(name=name, release=release, ssh_port=port, init=init, user=user)
+                _boot(host)
+                hosts[name] = host
+                made.append(host)
+                state["hosts"][name] = asdict(host)
         except BaseException:  # those booted by this call are not recorded: stopped, never left behind
             for host in made:
-                _discard(host)
+                _teardown(host)
             raise
         write_access(list(hosts.values()))
     _log(f"{len(made)} host(s) up in {time.monotonic() - t0:.2f}s; inventory {inventory_path()}")
     return made
 
 
-def _discard(host: Host) -> None:
-    """A host stopped and its files gone (one booted by an up() that then failed)."""
+def _teardown(host: Host) -> None:
+    """A host stopped, its mounts undone and its files gone (none removed through a mount left behind)."""
     _stop(host)
     _unmount_under(host.dir)
+    if _mounted_under(host.dir):
+        raise TestbedError(f"mounts remain under {host.dir}; see /proc/self/mounts")
     shutil.rmtree(host.dir, ignore_errors=True)
-
-
-def _boot_more(
-    count: int, prefix: str, release: str, init: str, user: str, hosts: dict, used: set, made: list, state: dict
-) -> None:
-    """Boot hosts named prefix1, prefix2 ... (the names not taken) on free SSH ports until count are made."""
-    i = 1
-    while len(made) < count:
-        name = f"{prefix}{i}"
-        i += 1
-        if name in hosts:
-            continue
-        port = FIRST_SSH_PORT
-        while port in used or not _port_free(port):
-            port += 1
-            if port > LAST_SSH_PORT:
-                raise TestbedError(
-                    f"no free SSH port in this test bed's range {FIRST_SSH_PORT}..{LAST_SSH_PORT} "
-                    "(testbed/ports.py): `python -m testbed down` stops its hosts"
-                )
-        used.add(port)
-        host = Host(name=name, release=release, ssh_port=port, init=init, user=user)
-        _boot(host)
-        hosts[name] = host
-        made.append(host)
-        state["hosts"][name] = asdict(host)
 
 
 def _changed(name: str, what: str, change: Callable[[Host], None]) -> Host:
@@ -158,11 +153,7 @@ def remove(name: str) -> None:
         if name not in state["hosts"]:
             return
         host = Host(**state["hosts"].pop(name))
-        _stop(host)
-        _unmount_under(host.dir)
-        if _mounted_under(host.dir):
-            raise TestbedError(f"mounts remain under {host.dir}; see /proc/self/mounts")
-        shutil.rmtree(host.dir, ignore_errors=True)
+        _teardown(host)
         write_access([Host(**h) for h in state["hosts"].values()])
     _log(f"removed {name}")
 

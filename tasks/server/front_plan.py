@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from config.layout import Layout
 from config.ports import FRONT_SLOT_OFFSETS as SLOT_OFFSETS
-from config.ports import FRONT_SOCKET
+from config.ports import front_socket
 from config.settings import Settings
 
 SERVICES = ("http", "grpc", "metrics")
@@ -53,7 +53,7 @@ def slot_ports(settings: Settings, slot: str) -> dict[str, int]:
 
 def admin_socket(layout: Layout) -> str:
     """HAProxy's runtime socket: in a folder of the server's user (HAProxy runs as that user)."""
-    return f"{layout.home.rstrip('/')}/{FRONT_SOCKET}"  # its length checked with the settings (config/ports.py)
+    return front_socket(layout.home)  # its length checked with the settings (config/ports.py)
 
 
 def front_config(settings: Settings, layout: Layout, slot: str) -> str:

@@ -103,30 +103,24 @@ def probe_through(vm: TestHost, proxy: str, url: str) -> str:
     return vm.ssh(f"python3 -c {shlex.quote(probe)} {shlex.quote(proxy)} {shlex.quote(url)}", check=False).stdout
 
 
-def front_unit(vm: TestHost) -> tuple[str, str, str]:
-    """(is-active, is-enabled, MainPID) of triton-front.service."""
-    out = vm.ssh(
-        "systemctl is-active triton-front.service; systemctl is-enabled triton-front.service;"
-        " systemctl show -p MainPID --value triton-front.service",
-        check=False,
-    ).stdout.split()
-    return out[0], out[1], out[2]
-
-
 def slot_env(vm: TestHost) -> dict[str, str]:
     """The slot file both units start with (RUN/slot.env)."""
     text = ssh_ok(vm, f"cat {shlex.quote(HOME)}/run/slot.env")
     return dict(line.split("=", 1) for line in text.splitlines())
 
 
-def unit_state(vm: TestHost) -> tuple[str, str, str]:
-    """(is-active, is-enabled, MainPID) of tritonserver.service."""
+def unit_state(vm: TestHost, unit: str = "tritonserver.service") -> tuple[str, str, str]:
+    """(is-active, is-enabled, MainPID) of the unit."""
     out = vm.ssh(
-        "systemctl is-active tritonserver.service; systemctl is-enabled tritonserver.service;"
-        " systemctl show -p MainPID --value tritonserver.service",
+        f"systemctl is-active {unit}; systemctl is-enabled {unit}; systemctl show -p MainPID --value {unit}",
         check=False,
     ).stdout.split()
     return out[0], out[1], out[2]
+
+
+def front_unit(vm: TestHost) -> tuple[str, str, str]:
+    """(is-active, is-enabled, MainPID) of the front's unit."""
+    return unit_state(vm, "triton-front.service")
 
 
 @pytest.fixture(scope="module")
